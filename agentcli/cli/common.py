@@ -1,0 +1,96 @@
+"""What every command shares: the contract's common options, settings, store, session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from agentcli.config import Settings, load_settings
+from agentcli.errors import UsageError
+
+if TYPE_CHECKING:
+    from agentcli.policy import Policy
+    from agentcli.session import Session
+    from agentcli.store import Store
+
+ModelOpt = Annotated[Optional[str], typer.Option("--model", "-m", help="Model name.")]
+BaseUrlOpt = Annotated[
+    Optional[str], typer.Option("--base-url", help="OpenAI-compatible server URL (e.g. Ollama).")
+]
+DbOpt = Annotated[Optional[Path], typer.Option("--db", help="Thread database file.")]
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="Config file to read.")]
+WorkspaceOpt = Annotated[
+    Optional[Path],
+    typer.Option("--workspace", "-w", help="Root for file tools and the shell (default: here)."),
+]
+AutoApproveOpt = Annotated[
+    bool, typer.Option("--auto-approve", "-y", help="Allow every tool call not denied.")
+]
+ApproveOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--approve", metavar="TOOL", help="Allow this tool without review (repeatable)."),
+]
+DenyOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--deny", metavar="TOOL", help="Never run this tool; the model is told (repeatable)."),
+]
+ThreadOpt = Annotated[Optional[str], typer.Option("--thread", "-t", help="Thread id or prefix.")]
+
+
+@dataclass
+class Common:
+    """The options every command accepts, turned into settings and a store."""
+
+    model: str | None = None
+    base_url: str | None = None
+    db: Path | None = None
+    config: Path | None = None
+    workspace: Path | None = None
+
+    def settings(self) -> Settings:
+        return load_settings(
+            self.config,
+            {"model.name": self.model, "model.base_url": self.base_url,
+             "storage.db": str(self.db) if self.db else None},
+        )
+
+    def store(self, settings: Settings) -> Store:
+        from agentcli.store import Store
+
+        return Store(settings.db_path)
+
+
+def make_policy(
+    settings: Settings, auto_approve: bool, approve: list[str] | None, deny: list[str] | None
+) -> Policy:
+    """The config's rules with this command's flags on top."""
+    from agentcli.policy import Policy
+
+    return Policy.build(
+        settings.allow, settings.deny, settings.rules,
+        flag_allow=approve or (), flag_deny=deny or (), auto_approve=auto_approve,
+    )
+
+
+def open_session(
+    common: Common,
+    auto_approve: bool = False,
+    approve: list[str] | None = None,
+    deny: list[str] | None = None,
+) -> Session:
+    from agentcli.session import Session
+
+    settings = common.settings()
+    workspace = common.workspace
+    if workspace is not None and not workspace.is_dir():
+        raise UsageError(f"--workspace {workspace} is not a directory")
+    policy = make_policy(settings, auto_approve, approve, deny)
+    session = Session(settings, common.store(settings), policy, workspace=workspace)
+    for flag, names in (("--approve", approve), ("--deny", deny)):
+        unknown = sorted(set(names or ()) - set(session.tools))
+        if unknown:
+            raise UsageError(f"unknown tool '{unknown[0]}' in {flag} (agentcli tools lists them)")
+    return session

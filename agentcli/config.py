@@ -1,0 +1,175 @@
+"""Settings: defaults, then the config file, then the environment, then flags.
+
+Every key is declared once in FIELDS (with its type, default and environment variable), so
+validation, `config show` and config.example.toml all speak about the same list.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcli.errors import ConfigError
+
+DEFAULT_MODEL = "gpt-4o-mini"
+
+
+@dataclass(frozen=True)
+class Field:
+    attr: str
+    type: type
+    default: Any
+    env: str | None = None
+    help: str = ""
+
+
+FIELDS: dict[str, Field] = {
+    f"{section}.{name}": fld
+    for section, entries in {
+        "model": {
+            "name": Field("model", str, DEFAULT_MODEL, "AGENTCLI_MODEL", "model name"),
+            "base_url": Field("base_url", str, None, "OPENAI_BASE_URL", "OpenAI-compatible URL"),
+            "api_key": Field("api_key", str, None, "OPENAI_API_KEY", "API key"),
+            "timeout": Field("timeout", float, 60.0, None, "seconds per model request"),
+            "max_retries": Field("max_retries", int, 2, None, "retries of a failed request"),
+            "stream": Field("stream", bool, True, None, "stream responses token by token"),
+            "temperature": Field("temperature", float, None, None, "sampling temperature"),
+        },
+        "agent": {
+            "max_steps": Field("max_steps", int, 25, None, "model calls per user message"),
+            "max_invalid_turns": Field("max_invalid_turns", int, 3, None, "invalid call turns"),
+            "system_prompt": Field("system_prompt", str, None, None, "extra instructions"),
+        },
+        "storage": {"db": Field("db", str, None, "AGENTCLI_DB", "SQLite database path")},
+        "approval": {
+            "allow": Field("allow", list, [], None, "tools that run without review"),
+            "deny": Field("deny", list, [], None, "tools that never run"),
+            "rules": Field("rules", list, [], None, "[[approval.rules]] tables"),
+        },
+        "tools": {
+            "shell_timeout": Field("shell_timeout", float, 120.0, None, "shell seconds"),
+            "max_output_chars": Field("max_output_chars", int, 30_000, None, "result cap"),
+            "allow_private_urls": Field("allow_private_urls", bool, False, None, "fetch_url"),
+        },
+    }.items()
+    for name, fld in entries.items()
+}
+
+SECRET_KEYS = {"model.api_key"}
+
+
+def config_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(base) / "agentcli"
+
+
+def data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "agentcli"
+
+
+def default_config_path() -> Path:
+    return config_dir() / "config.toml"
+
+
+@dataclass(frozen=True)
+class Settings:
+    model: str = DEFAULT_MODEL
+    base_url: str | None = None
+    api_key: str | None = None
+    timeout: float = 60.0
+    max_retries: int = 2
+    stream: bool = True
+    temperature: float | None = None
+    max_steps: int = 25
+    max_invalid_turns: int = 3
+    system_prompt: str | None = None
+    db: str | None = None
+    allow: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+    rules: list[dict[str, str]] = field(default_factory=list)
+    shell_timeout: float = 120.0
+    max_output_chars: int = 30_000
+    allow_private_urls: bool = False
+    config_path: Path | None = None
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def db_path(self) -> Path:
+        return Path(self.db).expanduser() if self.db else data_dir() / "threads.db"
+
+
+def load_settings(
+    config: str | Path | None = None, overrides: dict[str, Any] | None = None
+) -> Settings:
+    """Build the effective settings. `overrides` are flag values keyed like FIELDS (None = unset)."""
+    explicit = config or os.environ.get("AGENTCLI_CONFIG")
+    path = Path(explicit).expanduser() if explicit else default_config_path()
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    if path.exists() or explicit:
+        for key, value in _read_file(path).items():
+            values[key], sources[key] = value, str(path)
+    for key, fld in FIELDS.items():
+        if fld.env and os.environ.get(fld.env):
+            values[key] = _coerce(key, os.environ[fld.env], fld.env, from_env=True)
+            sources[key] = fld.env
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            values[key], sources[key] = value, "flag"
+    kwargs = {FIELDS[key].attr: value for key, value in values.items()}
+    settings = Settings(config_path=path if path.exists() else None, sources=sources, **kwargs)
+    _check_rules(settings.rules, sources.get("approval.rules", "config"))
+    return settings
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    flat: dict[str, Any] = {}
+    for section, table in data.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"config file {path}: '{section}' must be a [section]")
+        for name, value in table.items():
+            key = f"{section}.{name}"
+            if key not in FIELDS:
+                raise ConfigError(f"config file {path}: unknown key '{key}' (see config.example.toml)")
+            flat[key] = _coerce(key, value, str(path))
+    return flat
+
+
+def _coerce(key: str, value: Any, origin: str, from_env: bool = False) -> Any:
+    """Check one value against its declared type; environment strings are converted."""
+    want = FIELDS[key].type
+    if from_env and want is not str:
+        try:
+            value = {"true": True, "false": False}[value.lower()] if want is bool else want(value)
+        except (KeyError, ValueError):
+            raise ConfigError(f"{origin}: {value!r} is not a valid {want.__name__}") from None
+    ok = isinstance(value, want) or (want is float and isinstance(value, int))
+    if not ok or (want is int and isinstance(value, bool)):
+        raise ConfigError(f"{origin}: '{key}' must be a {want.__name__}, not {value!r}")
+    if want is list and key in ("approval.allow", "approval.deny"):
+        if not all(isinstance(item, str) for item in value):
+            raise ConfigError(f"{origin}: '{key}' must be a list of tool names")
+    return float(value) if want is float else value
+
+
+def _check_rules(rules: list[Any], origin: str) -> None:
+    for i, rule in enumerate(rules, 1):
+        if not isinstance(rule, dict) or not isinstance(rule.get("tool"), str):
+            raise ConfigError(f"{origin}: approval rule {i} needs a 'tool' name")
+        if rule.get("decision") not in ("allow", "ask", "deny"):
+            raise ConfigError(f"{origin}: approval rule {i}: decision must be allow, ask or deny")
+        unknown = set(rule) - {"tool", "match", "decision"}
+        if unknown or not isinstance(rule.get("match", ""), str):
+            raise ConfigError(f"{origin}: approval rule {i}: only tool, match and decision")

@@ -1,0 +1,57 @@
+"""The agent graph: agent -> review -> tools (one task per approved call) -> agent."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.tools import BaseTool
+from langgraph.graph import END, START, StateGraph
+from langgraph.prebuilt import ToolNode
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from agentcli.review import make_review_node
+from agentcli.state import AgentState, RunContext
+
+SYSTEM = """You are agentcli, an assistant working in a terminal on the user's machine.
+Your workspace is {workspace}; file paths are relative to it and the shell runs there.
+Every tool call is shown to the user, who may approve, edit or reject it, or answer with
+feedback instead. A rejected call did not run: do not retry it unchanged; read any feedback
+and adapt. Be brief."""
+
+
+def steps_since_user(messages: Sequence[BaseMessage]) -> int:
+    """Model turns since the last user message (the step count for max_steps)."""
+    count = 0
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            break
+        count += isinstance(message, AIMessage)
+    return count
+
+
+def build_graph(model: BaseChatModel, tools: Sequence[BaseTool]) -> StateGraph:
+    """The uncompiled graph; the caller compiles it with its checkpointer."""
+    bound = model.bind_tools(list(tools)) if tools else model
+
+    def agent(state: AgentState, runtime: Runtime[RunContext]) -> Command:
+        ctx = runtime.context
+        messages = state["messages"]
+        if steps_since_user(messages) >= ctx.max_steps:
+            return Command(goto=END)
+        prompt = SYSTEM.format(workspace=ctx.workspace)
+        if ctx.system_prompt:
+            prompt += "\n\n" + ctx.system_prompt
+        reply = bound.invoke([SystemMessage(prompt), *messages])
+        calls = isinstance(reply, AIMessage) and (reply.tool_calls or reply.invalid_tool_calls)
+        return Command(update={"messages": [reply]}, goto="review" if calls else END)
+
+    builder = StateGraph(AgentState, context_schema=RunContext)
+    builder.add_node("agent", agent, destinations=("review", END))
+    builder.add_node("review", make_review_node(tools), destinations=("tools", "agent", END))
+    builder.add_node("tools", ToolNode(list(tools), handle_tool_errors=True))
+    builder.add_edge(START, "agent")
+    builder.add_edge("tools", "agent")
+    return builder

@@ -1,0 +1,78 @@
+"""The chat model: ChatOpenAI against any OpenAI-compatible server, and its errors explained."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentcli.config import Settings
+from agentcli.errors import ConfigError, ModelError
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+OPENAI_URL = "https://api.openai.com/v1"
+
+
+def endpoint(settings: Settings) -> str:
+    return settings.base_url or OPENAI_URL
+
+
+def make_model(settings: Settings) -> BaseChatModel:
+    if not settings.base_url and not settings.api_key:
+        raise ConfigError(
+            "no API key: set OPENAI_API_KEY, or point --base-url at an OpenAI-compatible server"
+        )
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=settings.model,
+        base_url=endpoint(settings),
+        # local servers need no key, but the client insists on one
+        api_key=settings.api_key or "not-needed",
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+        streaming=settings.stream,
+        stream_usage=True,
+        temperature=settings.temperature,
+    )
+
+
+def explain(exc: BaseException, settings: Settings) -> ModelError | None:
+    """One line for a failed model call, or None if `exc` is not an API error."""
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - langchain-openai depends on it
+        return None
+    url = endpoint(settings)
+    if isinstance(exc, openai.AuthenticationError):
+        return ModelError(
+            f"the model server at {url} refused the API key (401): check OPENAI_API_KEY"
+        )
+    if isinstance(exc, openai.APITimeoutError):
+        return ModelError(f"the model server at {url} did not answer within {settings.timeout:g} s")
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return ModelError(f"cannot reach the model server at {url}: {_reason(cause)}")
+    if isinstance(exc, openai.NotFoundError):
+        return ModelError(f"model '{settings.model}' not found at {url} (404): check --model")
+    if isinstance(exc, openai.APIStatusError):
+        return ModelError(f"the model server at {url} answered {exc.status_code}: {_message(exc)}")
+    if isinstance(exc, openai.OpenAIError):
+        return ModelError(f"model call to {url} failed: {exc}")
+    return None
+
+
+def _message(exc: BaseException) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return str(exc).splitlines()[0]
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    if "Connection refused" in text or isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    return text.splitlines()[0]

@@ -1,0 +1,146 @@
+"""Approval policy: for each tool call, allow, ask or deny, and who said so.
+
+Order: denials first (flag, config list, deny rules), then the run's own flags
+(--auto-approve, --approve TOOL), then ask rules, then allows (config list, allow
+rules, tools the person allowed for this thread with `A`), then the default: ask.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+Decision = Literal["allow", "ask", "deny"]
+
+FILE_TOOLS = {"read_file", "write_file", "edit_file", "list_dir", "search_files"}
+_OPERATORS = set(";&|<>()")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: Decision
+    by: str  # "default", "flag", "config", "rule N", "thread"
+
+    @property
+    def reason(self) -> str:
+        verb = {"allow": "allowed", "deny": "denied", "ask": "needs review"}[self.decision]
+        return f"{verb} by {self.by}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    tool: str
+    decision: Decision
+    match: str | None = None
+
+
+@dataclass(frozen=True)
+class Policy:
+    allow: frozenset[str] = frozenset()
+    deny: frozenset[str] = frozenset()
+    rules: tuple[Rule, ...] = ()
+    flag_allow: frozenset[str] = frozenset()
+    flag_deny: frozenset[str] = frozenset()
+    auto_approve: bool = False
+    thread_allow: frozenset[str] = field(default=frozenset())
+
+    @classmethod
+    def build(
+        cls,
+        allow: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        rules: Iterable[Mapping[str, Any]] = (),
+        *,
+        flag_allow: Iterable[str] = (),
+        flag_deny: Iterable[str] = (),
+        auto_approve: bool = False,
+    ) -> Policy:
+        return cls(
+            allow=frozenset(allow),
+            deny=frozenset(deny),
+            rules=tuple(Rule(r["tool"], r["decision"], r.get("match")) for r in rules),
+            flag_allow=frozenset(flag_allow),
+            flag_deny=frozenset(flag_deny),
+            auto_approve=auto_approve,
+        )
+
+    def decide(self, tool: str, args: Mapping[str, Any], thread_allow: Iterable[str] = ()) -> Verdict:
+        if tool in self.flag_deny:
+            return Verdict("deny", "flag --deny")
+        if tool in self.deny:
+            return Verdict("deny", "config approval.deny")
+        if found := self._rule(tool, args, "deny"):
+            return found
+        if self.auto_approve:
+            return Verdict("allow", "flag --auto-approve")
+        if tool in self.flag_allow:
+            return Verdict("allow", "flag --approve")
+        if found := self._rule(tool, args, "ask"):
+            return found
+        if tool in self.allow:
+            return Verdict("allow", "config approval.allow")
+        if found := self._rule(tool, args, "allow"):
+            return found
+        if tool in thread_allow:
+            return Verdict("allow", "always for this thread")
+        return Verdict("ask", "default")
+
+    def _rule(self, tool: str, args: Mapping[str, Any], decision: Decision) -> Verdict | None:
+        for number, rule in enumerate(self.rules, 1):
+            if rule.decision == decision and fnmatch.fnmatchcase(tool, rule.tool):
+                if rule.match is None or matches(tool, args, rule.match, decision):
+                    return Verdict(decision, f"rule {number} ({rule.tool} {rule.match or '*'})")
+        return None
+
+
+def matches(tool: str, args: Mapping[str, Any], pattern: str, decision: Decision) -> bool:
+    """Does a rule's pattern match the call's main argument?
+
+    A shell command only satisfies an allow rule when it is one simple command (no
+    chaining, pipes, substitution or redirection); deny and ask rules match any part.
+    """
+    if tool == "shell":
+        parts = shell_commands(str(args.get("command", "")))
+        if decision == "allow":
+            return parts is not None and len(parts) == 1 and fnmatch.fnmatchcase(parts[0], pattern)
+        candidates = parts or [str(args.get("command", ""))]
+        return any(fnmatch.fnmatchcase(part, pattern) for part in candidates)
+    subject = main_argument(tool, args)
+    return subject is not None and fnmatch.fnmatchcase(subject, pattern)
+
+
+def main_argument(tool: str, args: Mapping[str, Any]) -> str | None:
+    if tool == "shell":
+        return str(args.get("command", ""))
+    if tool in FILE_TOOLS:
+        return posixpath.normpath(str(args.get("path", ".")))
+    if tool == "fetch_url":
+        return urlsplit(str(args.get("url", ""))).hostname or ""
+    return None
+
+
+def shell_commands(command: str) -> list[str] | None:
+    """Split a command line into its simple commands, or None when it substitutes.
+
+    Anything a prefix glob could be fooled by (`$(..)`, backticks, `${..}`, redirections,
+    newlines) makes the whole command unmatchable as an allow (None).
+    """
+    if any(mark in command for mark in ("`", "$(", "${", "\n", "\r", "<", ">")):
+        return None
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    parts: list[list[str]] = [[]]
+    try:
+        for token in lexer:
+            if token and set(token) <= _OPERATORS:
+                parts.append([])
+            else:
+                parts[-1].append(token)
+    except ValueError:  # unbalanced quotes
+        return None
+    return [" ".join(words) for words in parts if words]

@@ -1,0 +1,55 @@
+"""What a person should see of a call before deciding: a diff, a command, or the arguments."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MAX_PREVIEW_LINES = 200
+
+
+@dataclass
+class Preview:
+    kind: str  # "diff" | "shell" | "json"
+    text: str
+
+
+def preview(name: str, args: dict[str, Any], workspace: Path) -> Preview:
+    if name == "shell" and isinstance(args.get("command"), str):
+        extra = {k: v for k, v in args.items() if k != "command"}
+        suffix = f"\n# {json.dumps(extra)}" if extra else ""
+        return Preview("shell", args["command"] + suffix)
+    if name in ("write_file", "edit_file") and isinstance(args.get("path"), str):
+        diff = _file_diff(name, args, workspace)
+        if diff is not None:
+            return Preview("diff", diff)
+    return Preview("json", json.dumps(args, indent=2, ensure_ascii=False))
+
+
+def _file_diff(name: str, args: dict[str, Any], workspace: Path) -> str | None:
+    from tools.paths import resolve_in_workspace
+
+    try:
+        path = resolve_in_workspace(workspace, args["path"])
+        old = path.read_text(encoding="utf-8") if path.is_file() else ""
+    except Exception:  # outside the workspace, unreadable: the tool will say so; show the args
+        return None
+    if name == "write_file":
+        new = str(args.get("content", ""))
+    else:
+        old_text, new_text = str(args.get("old_text", "")), str(args.get("new_text", ""))
+        if old.count(old_text) != 1 or not old_text:
+            return None
+        new = old.replace(old_text, new_text, 1)
+    lines = list(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True),
+            fromfile=f"a/{args['path']}" if old else "/dev/null", tofile=f"b/{args['path']}",
+        )
+    )
+    if len(lines) > MAX_PREVIEW_LINES:
+        lines = lines[:MAX_PREVIEW_LINES] + [f"... ({len(lines) - MAX_PREVIEW_LINES} more lines)\n"]
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines) or "(no change)"

@@ -1,0 +1,229 @@
+"""Drives one thread: sends messages, streams events, surfaces reviews, resumes.
+
+Shared by the interactive chat, `run` and `review`. It knows nothing of the terminal:
+callers iterate the events and answer a ReviewRequest with `decide()`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.types import Command
+
+from agentcli.config import Settings
+from agentcli.errors import AgentcliError, RunStopped, UsageError
+from agentcli.events import AssistantMessage, Done, Event, ReviewRequest, TextDelta, ToolResult
+from agentcli.graph import build_graph, steps_since_user
+from agentcli.model import explain, make_model
+from agentcli.policy import Policy
+from agentcli.review import validate_args
+from agentcli.state import RunContext
+from agentcli.store import Store, ThreadRow
+
+TITLE_CHARS = 60
+
+
+def new_thread_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+class Session:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        policy: Policy,
+        *,
+        workspace: Path | None = None,
+        model: BaseChatModel | None = None,
+        tools: Sequence[BaseTool] | None = None,
+    ) -> None:
+        if tools is None:
+            from tools.registry import builtin_tools
+
+            tools = builtin_tools()
+        self.settings = settings
+        self.store = store
+        self.policy = policy
+        self.workspace = (workspace or Path.cwd()).resolve()
+        self.explicit_workspace = workspace is not None
+        self.tools = {tool.name: tool for tool in tools}
+        self._model = model
+        self._graph: Any = None
+        self.thread_id = new_thread_id()
+        self.row: ThreadRow | None = None
+
+    # -- threads ---------------------------------------------------------------
+
+    def open(self, id_or_prefix: str) -> ThreadRow:
+        """Attach to an existing thread; its recorded workspace is reused."""
+        self.row = self.store.resolve(id_or_prefix)
+        self.thread_id = self.row.thread_id
+        if not self.explicit_workspace:
+            self.workspace = Path(self.row.workspace)
+        elif str(self.workspace) != self.row.workspace:
+            self.store.update(self.thread_id, workspace=str(self.workspace))
+        return self.row
+
+    @property
+    def graph(self) -> Any:
+        if self._graph is None:
+            model = self._model or make_model(self.settings)
+            builder = build_graph(model, list(self.tools.values()))
+            self._graph = builder.compile(checkpointer=self.store.saver)
+        return self._graph
+
+    @property
+    def config(self) -> dict[str, Any]:
+        limit = self.settings.max_steps * 3 + 10  # three graph steps per model turn
+        return {"configurable": {"thread_id": self.thread_id}, "recursion_limit": limit}
+
+    def context(self) -> RunContext:
+        if not self.workspace.is_dir():
+            raise UsageError(f"workspace {self.workspace} is not a directory")
+        s = self.settings
+        return RunContext(
+            workspace=self.workspace,
+            shell_timeout=s.shell_timeout,
+            max_output_chars=s.max_output_chars,
+            allow_private_urls=s.allow_private_urls,
+            policy=self.policy,
+            max_steps=s.max_steps,
+            max_invalid_turns=s.max_invalid_turns,
+            system_prompt=s.system_prompt,
+        )
+
+    def state(self) -> Any:
+        return self.graph.get_state(self.config)
+
+    def pending(self, snapshot: Any = None) -> ReviewRequest | None:
+        """The calls of this thread waiting for a decision, if any."""
+        if self.row is None:
+            return None
+        for item in (snapshot or self.state()).interrupts:
+            if isinstance(item.value, dict) and "action_requests" in item.value:
+                return ReviewRequest(self.thread_id, list(item.value["action_requests"]))
+        return None
+
+    # -- driving the graph -------------------------------------------------------
+
+    def send(self, text: str) -> Iterator[Event]:
+        """A new user message. A thread with calls awaiting review must decide them first."""
+        if self.row is None:
+            title = " ".join(text.split())[:TITLE_CHARS] or "(empty)"
+            self.row = self.store.create(self.thread_id, title, str(self.workspace), self.settings.model)
+        elif pending := self.pending():
+            raise UsageError(
+                f"thread {self.thread_id} has {len(pending.action_requests)} call(s) awaiting review:"
+                f" decide them first (agentcli review {self.thread_id})"
+            )
+        return self._drive({"messages": [HumanMessage(text)], "invalid_turns": 0})
+
+    def decide(self, decisions: list[dict[str, Any]]) -> Iterator[Event]:
+        """Answer the pending review (v1 HITL decisions, in the order of its calls)."""
+        return self._drive(Command(resume={"decisions": decisions}))
+
+    def policy_decisions(self, review: ReviewRequest) -> list[dict[str, Any]] | None:
+        """Decide a pending review by this session's policy, or None if a person must."""
+        allowed = self.state().values.get("allowed_tools", [])
+        decisions: list[dict[str, Any]] = []
+        for request in review.action_requests:
+            verdict = self.policy.decide(request["name"], request["args"], allowed)
+            if verdict.decision == "ask":
+                return None
+            if verdict.decision == "allow":
+                decisions.append({"type": "approve"})
+            else:
+                decisions.append({"type": "reject", "message": f"{verdict.reason}: this call was not run"})
+        return decisions
+
+    def resume(self) -> Iterator[Event]:
+        """Continue a thread without a new message: retry a failed step."""
+        if self.row is None or not self.state().next:
+            raise UsageError(f"thread {self.thread_id} has nothing to continue: give it a message")
+        return self._drive(None)
+
+    def check_edit(self, name: str, args: Any) -> str | None:
+        return validate_args(self.tools.get(name), args, list(self.tools))
+
+    def _drive(self, graph_input: Any) -> Iterator[Event]:
+        graph, config, context = self.graph, self.config, self.context()
+        usage: dict[str, int] = {}
+        final = ""
+        try:
+            stream = graph.stream(
+                graph_input, config, context=context, stream_mode=["messages", "updates"]
+            )
+            for mode, chunk in stream:
+                if mode == "messages":
+                    message, meta = chunk
+                    if meta.get("langgraph_node") == "agent" and isinstance(message, AIMessage):
+                        if text := message.text:
+                            yield TextDelta(text)
+                    continue
+                for node, update in chunk.items():
+                    for message in (update or {}).get("messages", []) if node != "__interrupt__" else []:
+                        if isinstance(message, ToolMessage):
+                            yield ToolResult(
+                                message.tool_call_id, message.name or "", message.text, message.status
+                            )
+                        elif isinstance(message, AIMessage) and node == "agent":
+                            final = message.text
+                            _add_usage(usage, message.usage_metadata)
+                            yield AssistantMessage(final, list(message.tool_calls), message.usage_metadata)
+        except AgentcliError as error:
+            self._record(self.state(), str(error))
+            raise
+        except Exception as exc:
+            error = explain(exc, self.settings) or AgentcliError(f"the run failed: {exc}")
+            self._record(self.state(), str(error))
+            raise error from exc
+        except BaseException:  # Ctrl-C, or the consumer stopped reading: keep the index true
+            self._record(self.state())
+            raise
+        snapshot = self.state()
+        if review := self.pending(snapshot):
+            self._record(snapshot)
+            yield review
+            yield Done(self.thread_id, "awaiting_approval", final, usage, review.action_requests)
+            return
+        stopped = self._stop_reason(snapshot.values)
+        self._record(snapshot, stopped)
+        if stopped:
+            raise RunStopped(stopped)
+        yield Done(self.thread_id, "done", final, usage)
+
+    def _stop_reason(self, values: dict[str, Any]) -> str | None:
+        messages = values.get("messages", [])
+        if values.get("invalid_turns", 0) >= self.settings.max_invalid_turns:
+            return (
+                f"the model made invalid tool calls {values['invalid_turns']} turns in a row;"
+                f" send a message to continue thread {self.thread_id}"
+            )
+        if messages and not isinstance(messages[-1], AIMessage):
+            return (
+                f"stopped after {steps_since_user(messages)} model steps (max_steps);"
+                f" send a message to continue thread {self.thread_id}"
+            )
+        return None
+
+    def _record(self, snapshot: Any, error: str | None = None) -> None:
+        """Keep the thread index true to the saved state."""
+        if error:
+            status = "error"
+        else:
+            status = "awaiting_approval" if self.pending(snapshot) else "idle"
+        count = len(snapshot.values.get("messages", []))
+        self.store.update(self.thread_id, status=status, last_error=error, messages=count)
+
+
+def _add_usage(total: dict[str, int], usage: Any) -> None:
+    for key in ("input_tokens", "output_tokens", "total_tokens"):
+        if usage and usage.get(key) is not None:
+            total[key] = total.get(key, 0) + int(usage[key])

@@ -1,0 +1,1 @@
+"""Rich rendering and the terminal review prompt. Only the CLI imports this package."""

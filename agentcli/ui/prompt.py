@@ -1,0 +1,115 @@
+"""The terminal review: show each pending call, ask a/e/f/r/A/q, edit arguments in $EDITOR."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from agentcli.events import ReviewRequest
+from agentcli.preview import preview
+from agentcli.ui.render import call_panel
+
+CHOICES = "[a]pprove  [e]dit  [f]eedback  [r]eject  [A]lways  [q]uit"
+Checker = Callable[[str, Any], "str | None"]
+
+
+def ask_decisions(
+    console: Console, review: ReviewRequest, check: Checker, workspace: Path
+) -> list[dict[str, Any]] | None:
+    """One decision per pending call, in order; None if the person chose to quit."""
+    decisions: list[dict[str, Any]] = []
+    always: set[str] = set()
+    total = len(review.action_requests)
+    for index, request in enumerate(review.action_requests, 1):
+        name, args = request["name"], request["args"]
+        if name in always:
+            console.print(f"[green]approved[/green] {name} (always, for this thread)")
+            decisions.append({"type": "approve"})
+            continue
+        shown = preview(name, args, workspace)
+        console.print(call_panel(name, shown, index, total, request.get("description", "")))
+        decision = _ask_one(console, name, args, check)
+        if decision is None:
+            return None
+        if decision.get("always"):
+            always.add(name)
+            console.print(
+                f"[dim]{name} is allowed for the rest of this thread. To allow it everywhere, "
+                f'add to your config:  [approval] allow = ["{name}"][/dim]'
+            )
+        decisions.append(decision)
+    return decisions
+
+
+def _ask_one(console: Console, name: str, args: Any, check: Checker) -> dict[str, Any] | None:
+    while True:
+        try:
+            choice = console.input(f"{CHOICES} > ").strip()
+        except EOFError:
+            return None
+        if choice == "a":
+            return {"type": "approve"}
+        if choice == "A":
+            return {"type": "approve", "always": True}
+        if choice == "q":
+            return None
+        if choice == "r":
+            return {"type": "reject"}
+        if choice == "f":
+            try:
+                text = console.input("feedback for the model > ").strip()
+            except EOFError:
+                return None
+            if text:
+                return {"type": "reject", "message": text}
+            console.print("[yellow]empty feedback: choose again[/yellow]")
+        elif choice == "e":
+            edited = _edit(console, args)
+            if edited is None:
+                continue
+            problem = check(name, edited)
+            if problem:
+                console.print(f"[red]edit refused:[/red] {problem}", markup=True, highlight=False)
+                continue
+            return {"type": "edit", "edited_action": {"name": name, "args": edited}}
+        else:
+            console.print(f"[yellow]unknown choice {choice!r}[/yellow]")
+
+
+def _edit(console: Console, args: Any) -> Any:
+    """The new arguments from $VISUAL/$EDITOR (or typed inline); None after printing an error."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    current = json.dumps(args, indent=2, ensure_ascii=False)
+    if editor:
+        with tempfile.NamedTemporaryFile("w+", suffix=".json", delete=False) as handle:
+            handle.write(current + "\n")
+        try:
+            result = subprocess.run([*shlex.split(editor), handle.name], check=False)
+            text = Path(handle.name).read_text(encoding="utf-8")
+        except OSError as exc:
+            console.print(f"[red]cannot run editor {editor!r}:[/red] {exc}", highlight=False)
+            return None
+        finally:
+            Path(handle.name).unlink(missing_ok=True)
+        if result.returncode != 0:
+            console.print(f"[red]editor exited with status {result.returncode}[/red]")
+            return None
+    else:
+        console.print(f"[dim]current arguments:[/dim] {json.dumps(args, ensure_ascii=False)}")
+        try:
+            text = console.input("new arguments as JSON > ")
+        except EOFError:
+            return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        console.print(f"[red]edit refused:[/red] not valid JSON ({exc})", highlight=False)
+        return None

@@ -1,0 +1,20 @@
+"""What a tool may know about the run it is part of.
+
+Tools receive this through LangGraph's runtime injection (``ToolRuntime.context``),
+never from the model. The application's run context extends it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class ToolContext:
+    """Runtime values the built-in tools read: never shown to the model."""
+
+    workspace: Path
+    shell_timeout: float = 120.0
+    max_output_chars: int = 30_000
+    allow_private_urls: bool = False
