@@ -19,40 +19,40 @@ DEFAULT_MODEL = "gpt-4o-mini"
 
 @dataclass(frozen=True)
 class Field:
+    """One config key: the Settings attribute it sets, its type, its environment variable."""
+
     attr: str
     type: type
-    default: Any
     env: str | None = None
-    help: str = ""
 
 
 FIELDS: dict[str, Field] = {
     f"{section}.{name}": fld
     for section, entries in {
         "model": {
-            "name": Field("model", str, DEFAULT_MODEL, "AGENTCLI_MODEL", "model name"),
-            "base_url": Field("base_url", str, None, "OPENAI_BASE_URL", "OpenAI-compatible URL"),
-            "api_key": Field("api_key", str, None, "OPENAI_API_KEY", "API key"),
-            "timeout": Field("timeout", float, 60.0, None, "seconds per model request"),
-            "max_retries": Field("max_retries", int, 2, None, "retries of a failed request"),
-            "stream": Field("stream", bool, True, None, "stream responses token by token"),
-            "temperature": Field("temperature", float, None, None, "sampling temperature"),
+            "name": Field("model", str, "AGENTCLI_MODEL"),
+            "base_url": Field("base_url", str, "OPENAI_BASE_URL"),
+            "api_key": Field("api_key", str, "OPENAI_API_KEY"),
+            "timeout": Field("timeout", float),
+            "max_retries": Field("max_retries", int),
+            "stream": Field("stream", bool),
+            "temperature": Field("temperature", float),
         },
         "agent": {
-            "max_steps": Field("max_steps", int, 25, None, "model calls per user message"),
-            "max_invalid_turns": Field("max_invalid_turns", int, 3, None, "invalid call turns"),
-            "system_prompt": Field("system_prompt", str, None, None, "extra instructions"),
+            "max_steps": Field("max_steps", int),
+            "max_invalid_turns": Field("max_invalid_turns", int),
+            "system_prompt": Field("system_prompt", str),
         },
-        "storage": {"db": Field("db", str, None, "AGENTCLI_DB", "SQLite database path")},
+        "storage": {"db": Field("db", str, "AGENTCLI_DB")},
         "approval": {
-            "allow": Field("allow", list, [], None, "tools that run without review"),
-            "deny": Field("deny", list, [], None, "tools that never run"),
-            "rules": Field("rules", list, [], None, "[[approval.rules]] tables"),
+            "allow": Field("allow", list),
+            "deny": Field("deny", list),
+            "rules": Field("rules", list),
         },
         "tools": {
-            "shell_timeout": Field("shell_timeout", float, 120.0, None, "shell seconds"),
-            "max_output_chars": Field("max_output_chars", int, 30_000, None, "result cap"),
-            "allow_private_urls": Field("allow_private_urls", bool, False, None, "fetch_url"),
+            "shell_timeout": Field("shell_timeout", float),
+            "max_output_chars": Field("max_output_chars", int),
+            "allow_private_urls": Field("allow_private_urls", bool),
         },
     }.items()
     for name, fld in entries.items()
@@ -161,6 +161,8 @@ def _coerce(key: str, value: Any, origin: str, from_env: bool = False) -> Any:
     if want is list and key in ("approval.allow", "approval.deny"):
         if not all(isinstance(item, str) for item in value):
             raise ConfigError(f"{origin}: '{key}' must be a list of tool names")
+    if want in (int, float) and value < (1 if key.startswith("agent.") else 0):
+        raise ConfigError(f"{origin}: '{key}' is out of range: {value!r}")
     return float(value) if want is float else value
 
 

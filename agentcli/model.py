@@ -51,8 +51,7 @@ def explain(exc: BaseException, settings: Settings) -> ModelError | None:
     if isinstance(exc, openai.APITimeoutError):
         return ModelError(f"the model server at {url} did not answer within {settings.timeout:g} s")
     if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc
-        return ModelError(f"cannot reach the model server at {url}: {_reason(cause)}")
+        return ModelError(f"cannot reach the model server at {url}: {_reason(exc)}")
     if isinstance(exc, openai.NotFoundError):
         return ModelError(f"model '{settings.model}' not found at {url} (404): check --model")
     if isinstance(exc, openai.APIStatusError):
@@ -72,7 +71,9 @@ def _message(exc: BaseException) -> str:
 
 
 def _reason(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    if "Connection refused" in text or isinstance(exc, ConnectionRefusedError):
-        return "connection refused"
-    return text.splitlines()[0]
+    """The innermost cause of a connection failure, in a few words."""
+    while (inner := exc.__cause__ or exc.__context__) is not None:
+        exc = inner
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused (is the server running?)"
+    return (str(exc) or type(exc).__name__).splitlines()[0]

@@ -14,3 +14,6 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENTCLI_CONFIG", "AGENTCLI_DB",
                  "AGENTCLI_MODEL", "VISUAL", "EDITOR", "AGENTCLI_DEBUG"):
         monkeypatch.delenv(name, raising=False)
+
+
+pytest_plugins = ["tests.tooling"]  # tool_env: run a tool the way ToolNode does

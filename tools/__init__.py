@@ -1,0 +1,1 @@
+"""The built-in tool library: plain LangChain tools; see ``tools.registry``."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from agentcli.events import ReviewRequest
 from agentcli.preview import preview
@@ -31,7 +32,7 @@ def ask_decisions(
     for index, request in enumerate(review.action_requests, 1):
         name, args = request["name"], request["args"]
         if name in always:
-            console.print(f"[green]approved[/green] {name} (always, for this thread)")
+            console.print(Text(f"approved {name} (always, for this thread)", style="green"))
             decisions.append({"type": "approve"})
             continue
         shown = preview(name, args, workspace)
@@ -41,10 +42,10 @@ def ask_decisions(
             return None
         if decision.get("always"):
             always.add(name)
-            console.print(
-                f"[dim]{name} is allowed for the rest of this thread. To allow it everywhere, "
-                f'add to your config:  [approval] allow = ["{name}"][/dim]'
-            )
+            console.print(Text(
+                f"{name} is allowed for the rest of this thread. To allow it everywhere,\n"
+                f'add to your config:  [approval] allow = ["{name}"]', style="dim",
+            ))
         decisions.append(decision)
     return decisions
 
@@ -52,7 +53,7 @@ def ask_decisions(
 def _ask_one(console: Console, name: str, args: Any, check: Checker) -> dict[str, Any] | None:
     while True:
         try:
-            choice = console.input(f"{CHOICES} > ").strip()
+            choice = console.input(Text(f"{CHOICES} > ", style="bold")).strip()
         except EOFError:
             return None
         if choice == "a":
@@ -70,18 +71,18 @@ def _ask_one(console: Console, name: str, args: Any, check: Checker) -> dict[str
                 return None
             if text:
                 return {"type": "reject", "message": text}
-            console.print("[yellow]empty feedback: choose again[/yellow]")
+            console.print(Text("empty feedback: choose again", style="yellow"))
         elif choice == "e":
             edited = _edit(console, args)
             if edited is None:
                 continue
             problem = check(name, edited)
             if problem:
-                console.print(f"[red]edit refused:[/red] {problem}", markup=True, highlight=False)
+                console.print(Text.assemble(("edit refused: ", "red"), problem))
                 continue
             return {"type": "edit", "edited_action": {"name": name, "args": edited}}
         else:
-            console.print(f"[yellow]unknown choice {choice!r}[/yellow]")
+            console.print(Text(f"unknown choice {choice!r}", style="yellow"))
 
 
 def _edit(console: Console, args: Any) -> Any:
@@ -95,15 +96,15 @@ def _edit(console: Console, args: Any) -> Any:
             result = subprocess.run([*shlex.split(editor), handle.name], check=False)
             text = Path(handle.name).read_text(encoding="utf-8")
         except OSError as exc:
-            console.print(f"[red]cannot run editor {editor!r}:[/red] {exc}", highlight=False)
+            console.print(Text.assemble((f"cannot run editor {editor!r}: ", "red"), str(exc)))
             return None
         finally:
             Path(handle.name).unlink(missing_ok=True)
         if result.returncode != 0:
-            console.print(f"[red]editor exited with status {result.returncode}[/red]")
+            console.print(Text(f"editor exited with status {result.returncode}", style="red"))
             return None
     else:
-        console.print(f"[dim]current arguments:[/dim] {json.dumps(args, ensure_ascii=False)}")
+        console.print(Text.assemble(("current arguments: ", "dim"), json.dumps(args, ensure_ascii=False)))
         try:
             text = console.input("new arguments as JSON > ")
         except EOFError:
@@ -111,5 +112,5 @@ def _edit(console: Console, args: Any) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        console.print(f"[red]edit refused:[/red] not valid JSON ({exc})", highlight=False)
+        console.print(Text.assemble(("edit refused: ", "red"), f"not valid JSON ({exc})"))
         return None

@@ -1,0 +1,66 @@
+"""End-to-end fixtures: the installed `agentcli` against a scripted local model server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.scripted_server import ScriptedServer
+
+AGENTCLI = str(Path(sys.executable).parent / "agentcli")
+
+
+@dataclass
+class Agent:
+    """Runs the installed command with a private home, the server's URL and a workspace."""
+
+    server: ScriptedServer
+    workspace: Path
+    env: dict[str, str]
+
+    def run(self, *args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [AGENTCLI, *args], input=stdin if stdin is not None else "", capture_output=True,
+            text=True, env=self.env, cwd=self.workspace, timeout=timeout,
+        )
+
+    def spawn(self, *args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
+        child = pexpect.spawn(
+            AGENTCLI, list(args), env={**self.env, **(env or {})}, cwd=str(self.workspace),
+            encoding="utf-8", timeout=20, dimensions=(40, 120),
+        )
+        child.logfile_read = sys.stdout  # shown by pytest only when a test fails
+        return child
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as scripted:
+        yield scripted
+
+
+@pytest.fixture
+def agent(server: ScriptedServer, tmp_path: Path) -> Agent:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENTCLI_"))}
+    env.update(
+        HOME=str(tmp_path / "home"),
+        XDG_CONFIG_HOME=str(tmp_path / "home" / "config"),
+        XDG_DATA_HOME=str(tmp_path / "home" / "data"),
+        OPENAI_BASE_URL=server.base_url,
+        AGENTCLI_MODEL="scripted",
+        NO_COLOR="1",
+        TERM="xterm",
+        COLUMNS="120",
+    )
+    env.pop("VISUAL", None)
+    env.pop("EDITOR", None)
+    return Agent(server, workspace, env)

@@ -1,0 +1,170 @@
+"""Interactive sessions driven through a real terminal (pexpect)."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import pexpect
+
+from tests.e2e.conftest import Agent
+from tests.scripted_server import text, tool_calls
+
+CHOICE = r"\[a\]pprove.*\[q\]uit >"
+PROMPT = "you>"
+
+
+def tool_contents(agent: Agent, request: int) -> dict[str, str]:
+    messages = agent.server.requests[request]["messages"]
+    return {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+
+
+def leave(child: pexpect.spawn) -> str:
+    child.expect(PROMPT)
+    child.sendline("/exit")
+    child.expect(r"agentcli resume (\w+)")
+    thread = child.match.group(1)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    return thread
+
+
+def test_approve_runs_the_call(agent: Agent) -> None:
+    agent.server.push(tool_calls(("write_file", {"path": "a.txt", "content": "hello\n"})), text("Wrote a.txt for you."))
+    child = agent.spawn("chat")
+    child.expect(r"thread \w+")
+    child.expect(PROMPT)
+    child.sendline("write hello to a.txt")
+    child.expect("write_file")
+    child.expect(r"\+hello")  # the review shows a diff of the new file
+    child.expect(CHOICE)
+    assert not (agent.workspace / "a.txt").exists()
+    child.sendline("a")
+    child.expect("Wrote a.txt for you.")
+    leave(child)
+    assert (agent.workspace / "a.txt").read_text() == "hello\n"
+
+
+def test_edit_in_the_editor_with_a_bad_edit_first(agent: Agent, tmp_path) -> None:
+    editor = tmp_path / "editor.py"
+    editor.write_text(
+        "import json, pathlib, sys\n"
+        "flag, path = sys.argv[1], pathlib.Path(sys.argv[2])\n"
+        "count = pathlib.Path(flag)\n"
+        "n = int(count.read_text()) if count.exists() else 0\n"
+        "count.write_text(str(n + 1))\n"
+        "args = json.loads(path.read_text())\n"
+        "path.write_text('{not json' if n == 0 else json.dumps({**args, 'content': 'edited\\n'}))\n"
+    )
+    visual = f"{sys.executable} {editor} {tmp_path / 'count'}"  # the variable carries arguments
+    agent.server.push(tool_calls(("write_file", {"path": "b.txt", "content": "original\n"})), text("Saved."))
+    child = agent.spawn("chat", "write b.txt", env={"VISUAL": visual})
+    child.expect(CHOICE)
+    child.sendline("e")
+    child.expect("edit refused: not valid JSON")
+    child.expect(CHOICE)
+    child.sendline("e")
+    child.expect("Saved.")
+    leave(child)
+    assert (agent.workspace / "b.txt").read_text() == "edited\n"
+    sent = agent.server.requests[1]["messages"]
+    call = next(m for m in sent if m["role"] == "assistant")["tool_calls"][0]
+    assert '"edited\\n"' in call["function"]["arguments"]  # the history shows what really ran
+
+
+def test_inline_edit_refuses_arguments_the_schema_refuses(agent: Agent) -> None:
+    agent.server.push(tool_calls(("shell", {"command": "echo one"})), text("Ran it."))
+    child = agent.spawn("chat", "run something")
+    child.expect(CHOICE)
+    child.sendline("e")
+    child.expect("new arguments as JSON >")
+    child.sendline('{"cmd": "echo two"}')
+    child.expect("edit refused: invalid arguments: 'command': Field required")
+    child.expect(CHOICE)
+    child.sendline("e")
+    child.expect("new arguments as JSON >")
+    child.sendline('{"command": "echo two"}')
+    child.expect("Ran it.")
+    leave(child)
+    assert "two" in tool_contents(agent, 1)["call_1"]
+
+
+def test_feedback_and_reject_in_one_turn(agent: Agent) -> None:
+    agent.server.push(
+        tool_calls(("write_file", {"path": "c.txt", "content": "c"}), ("shell", {"command": "rm -rf build"})),
+        text("Understood."),
+    )
+    child = agent.spawn("chat", "clean up")
+    child.expect(r"write_file\S* \(1/2\)")
+    child.expect(CHOICE)
+    child.sendline("f")
+    child.expect("feedback for the model >")
+    child.sendline("name it notes.txt instead")
+    child.expect(r"shell\S* \(2/2\)")
+    child.expect("rm -rf build")
+    child.expect(CHOICE)
+    child.sendline("r")
+    child.expect("Understood.")
+    leave(child)
+    assert tool_contents(agent, 1) == {"call_1": "name it notes.txt instead", "call_2": "rejected by the user"}
+    assert list(agent.workspace.iterdir()) == []
+
+
+def test_quit_leaves_the_call_pending_and_resume_shows_it_first(agent: Agent) -> None:
+    agent.server.push(tool_calls(("write_file", {"path": "later.txt", "content": "later\n"})))
+    child = agent.spawn("chat", "write later.txt")
+    child.expect(CHOICE)
+    child.sendline("q")
+    child.expect(r"waiting for review: agentcli resume (\w+)")
+    thread = child.match.group(1)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert not (agent.workspace / "later.txt").exists()
+
+    agent.server.push(text("Done at last."))
+    child = agent.spawn("resume", thread)
+    child.expect("later.txt")
+    child.expect(CHOICE)
+    child.sendline("a")
+    child.expect("Done at last.")
+    assert leave(child) == thread
+    assert (agent.workspace / "later.txt").read_text() == "later\n"
+
+
+def test_always_approves_the_tool_for_the_rest_of_the_thread(agent: Agent) -> None:
+    agent.server.push(
+        tool_calls(("list_dir", {"path": "."}), ("list_dir", {"path": "."})),
+        tool_calls(("list_dir", {"path": "."})),
+        text("Listed three times."),
+    )
+    child = agent.spawn("chat", "list")
+    child.expect(CHOICE)
+    child.sendline("A")
+    child.expect(re.escape('[approval] allow = ["list_dir"]'))
+    child.expect(r"approved list_dir \(always")
+    child.expect("Listed three times.")
+    leave(child)
+    assert len(agent.server.requests) == 3
+
+
+def test_ctrl_d_leaves_and_history_carries_over(agent: Agent) -> None:
+    agent.server.push(text("Hello Ann."), text("You are Ann."))
+    child = agent.spawn("chat")
+    child.expect(PROMPT)
+    child.sendline("I am Ann")
+    child.expect("Hello Ann.")
+    child.expect(PROMPT)
+    child.sendeof()
+    child.expect(r"agentcli resume (\w+)")
+    thread = child.match.group(1)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+    child = agent.spawn("chat", "--thread", thread, "who am I?")
+    child.expect("You are Ann.")
+    leave(child)
+    contents = [m["content"] for m in agent.server.requests[1]["messages"]]
+    assert contents[-3:] == ["I am Ann", "Hello Ann.", "who am I?"]

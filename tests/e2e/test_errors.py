@@ -1,0 +1,104 @@
+"""Every failure is one clear line on stderr with the contract's exit code, and loses nothing."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+from tests.e2e.conftest import Agent
+from tests.scripted_server import error, text
+
+
+def one_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_no_api_key_for_the_default_endpoint(agent: Agent) -> None:
+    del agent.env["OPENAI_BASE_URL"]
+    result = agent.run("run", "hello")
+    assert result.returncode == 2
+    line = one_line(result.stderr)
+    assert "OPENAI_API_KEY" in line and "--base-url" in line
+    assert agent.server.requests == []
+
+
+def test_a_custom_base_url_needs_no_key(agent: Agent) -> None:
+    agent.server.push(text("hi"))
+    result = agent.run("run", "hello", "--base-url", agent.server.base_url)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "hi"
+
+
+def test_auth_failure(agent: Agent) -> None:
+    agent.server.push(error(401, "Incorrect API key provided", type_="invalid_request_error", code="invalid_api_key"))
+    result = agent.run("run", "hello")
+    assert result.returncode == 1
+    line = one_line(result.stderr)
+    assert "401" in line and "OPENAI_API_KEY" in line and agent.server.base_url in line
+
+
+def test_refused_connection_names_the_url_and_the_message_survives(agent: Agent) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    failed = agent.run("run", "please remember this", "--base-url", url, "-o", "json")
+    assert failed.returncode == 1
+    line = one_line(failed.stderr)
+    assert url in line and "connection refused" in line
+    report = json.loads(failed.stdout)
+    assert report["status"] == "error" and url in report["error"]
+    listed = json.loads(agent.run("threads", "list", "--json").stdout)
+    assert listed[0]["status"] == "error"
+
+    agent.server.push(text("Remembered."))  # the server is back: retry the failed call
+    retried = agent.run("run", "--thread", report["thread_id"])
+    assert retried.returncode == 0, retried.stderr
+    assert retried.stdout.strip() == "Remembered."
+    assert agent.server.requests[0]["messages"][-1]["content"] == "please remember this"
+
+
+def test_unknown_thread_id(agent: Agent) -> None:
+    result = agent.run("run", "--thread", "doesnotexist")
+    assert result.returncode == 2
+    assert "no thread 'doesnotexist'" in one_line(result.stderr)
+    assert agent.run("resume", "nope").returncode == 2
+
+
+def test_bad_config_names_the_file_and_line(agent: Agent) -> None:
+    config = agent.workspace / "bad.toml"
+    config.write_text("[model]\nname = 'x'\ntimeout = = 3\n")
+    result = agent.run("run", "hi", "--config", str(config))
+    assert result.returncode == 2
+    line = one_line(result.stderr)
+    assert str(config) in line and "line 3" in line
+
+
+def test_unknown_config_key_and_wrong_type(agent: Agent) -> None:
+    config = agent.workspace / "c.toml"
+    config.write_text("[model]\nnmae = 'typo'\n")
+    line = one_line(agent.run("run", "hi", "--config", str(config)).stderr)
+    assert "unknown key 'model.nmae'" in line
+    config.write_text("[agent]\nmax_steps = 'many'\n")
+    result = agent.run("tools", "--config", str(config))
+    assert result.returncode == 2 and "'agent.max_steps' must be a int" in one_line(result.stderr)
+
+
+def test_usage_errors_exit_2(agent: Agent) -> None:
+    assert agent.run("run").returncode == 2
+    assert agent.run("run", "hi", "--output", "yaml").returncode == 2
+    unknown_tool = agent.run("run", "hi", "--approve", "rm_rf")
+    assert unknown_tool.returncode == 2 and "unknown tool 'rm_rf'" in one_line(unknown_tool.stderr)
+
+
+def test_server_error_is_one_line(agent: Agent) -> None:
+    agent.server.push(error(400, "context length exceeded"))
+    result = agent.run("run", "hi")
+    assert result.returncode == 1
+    assert "400: context length exceeded" in one_line(result.stderr)

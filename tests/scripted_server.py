@@ -1,0 +1,282 @@
+"""A scripted, local OpenAI-compatible chat-completions server for tests.
+
+    with ScriptedServer() as server:
+        server.push(tool_calls(("read_file", {"path": "a.txt"})), text("done"))
+        run_agentcli("--base-url", server.base_url, ...)
+        assert server.requests[1]["messages"][-1]["tool_call_id"] == "call_1"
+
+Each POST /v1/chat/completions consumes one reply (FIFO); an empty queue answers
+HTTP 500 "scripted server: no reply queued". ``"stream": true`` requests get SSE
+(chunked transfer encoding, so keep-alive works), others one JSON object.
+Tool-call ids are "call_1", "call_2", ... in the order one server serves them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Iterable
+
+PIECE = 4  # characters per streamed content / argument fragment
+
+
+@dataclass
+class Reply:
+    kind: str  # "text" | "tool_calls" | "error" | "hang" | "drop"
+    content: str = ""
+    calls: tuple[tuple[str, dict | str], ...] = ()
+    usage: tuple[int, int] = (10, 5)
+    status: int = 500
+    message: str = ""
+    type_: str = "server_error"
+    code: str | None = None
+    seconds: float = 0.0
+    ids: list[str] = field(default_factory=list)  # tool-call ids, filled in when served
+
+
+def text(content: str, *, usage: tuple[int, int] = (10, 5)) -> Reply:
+    """An assistant text answer (finish_reason "stop")."""
+    return Reply("text", content=content, usage=usage)
+
+
+def tool_calls(
+    *calls: tuple[str, dict | str], content: str = "", usage: tuple[int, int] = (10, 5)
+) -> Reply:
+    """Tool calls (finish_reason "tool_calls"); each is (name, args dict | raw args string)."""
+    return Reply("tool_calls", content=content, calls=calls, usage=usage)
+
+
+def error(status: int, message: str = "scripted error", *,
+          type_: str = "invalid_request_error", code: str | None = None) -> Reply:
+    """HTTP ``status`` with body {"error": {"message", "type", "param", "code"}}."""
+    return Reply("error", status=status, message=message, type_=type_, code=code)
+
+
+def hang(seconds: float) -> Reply:
+    """Wait ``seconds`` (cut short by stop()), then answer HTTP 500."""
+    return Reply("hang", seconds=seconds, message="scripted server: hang finished")
+
+
+def drop(*, partial: str = "") -> Reply:
+    """Close the connection without a response. For a streamed request with ``partial``,
+    first stream the role chunk and ``partial`` as content deltas, then cut the stream."""
+    return Reply("drop", content=partial)
+
+
+def _pieces(s: str) -> list[str]:
+    return [s[i : i + PIECE] for i in range(0, len(s), PIECE)]
+
+
+def _args(arguments: dict | str) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def _usage(reply: Reply) -> dict:
+    p, c = reply.usage
+    return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+
+
+def _envelope(body: dict, cid: str, obj: str) -> dict:
+    model = body.get("model", "scripted")
+    return {"id": cid, "object": obj, "created": int(time.time()), "model": model,
+            "system_fingerprint": None}
+
+
+def _completion(body: dict, cid: str, reply: Reply) -> dict:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+    if reply.calls:
+        message["tool_calls"] = [
+            {"id": id_, "type": "function", "function": {"name": name, "arguments": _args(args)}}
+            for id_, (name, args) in zip(reply.ids, reply.calls)
+        ]
+    finish = "tool_calls" if reply.calls else "stop"
+    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+    return {**_envelope(body, cid, "chat.completion"), "choices": [choice], "usage": _usage(reply)}
+
+
+def _chunks(body: dict, cid: str, reply: Reply, *, complete: bool = True) -> list[dict]:
+    """The chat.completion.chunk sequence; ``complete=False`` stops after the content."""
+    base = _envelope(body, cid, "chat.completion.chunk")
+    with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return {**base, "choices": [choice], **({"usage": None} if with_usage else {})}
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    out += [chunk({"content": piece}) for piece in _pieces(reply.content)]
+    if not complete:
+        return out
+    for i, (id_, (name, args)) in enumerate(zip(reply.ids, reply.calls)):
+        head = {"index": i, "id": id_, "type": "function"}
+        out.append(chunk({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]}))
+        out += [chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
+                for piece in _pieces(_args(args))]
+    out.append(chunk({}, "tool_calls" if reply.calls else "stop"))
+    if with_usage:
+        out.append({**base, "choices": [], "usage": _usage(reply)})
+    return out
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: Any  # ThreadingHTTPServer with a .scripted attribute
+
+    def log_message(self, format: str, *args: Any) -> None:  # no request logging
+        pass
+
+    def handle(self) -> None:
+        srv = self.server.scripted
+        with srv._lock:
+            srv.connections += 1
+        try:
+            super().handle()
+        except ConnectionError:  # clients hanging up is normal
+            pass
+
+    def _json(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, message: str, type_: str, code: str | None = None) -> None:
+        err = {"message": message, "type": type_, "param": None, "code": code}
+        self._json(status, {"error": err})
+
+    def _sse(self, events: Iterable[dict | str]) -> None:
+        """Start a chunked text/event-stream response and write ``events`` to it."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for ev in events:
+            data = f"data: {ev if isinstance(ev, str) else json.dumps(ev)}\n\n".encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def _authorized(self) -> bool:
+        key = self.server.scripted.require_key
+        if key is None or self.headers.get("Authorization") == f"Bearer {key}":
+            return True
+        self._error(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+        return False
+
+    def do_GET(self) -> None:
+        if not self._authorized():
+            return
+        if self.path.rstrip("/") == "/v1/models":
+            self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+        else:
+            self._error(404, f"scripted server: no route GET {self.path}", "not_found")
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            return self._error(404, f"scripted server: no route POST {self.path}", "not_found")
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            return self._error(400, "scripted server: body is not JSON", "invalid_request_error")
+        srv = self.server.scripted
+        srv._record(body, {k.lower(): v for k, v in self.headers.items()})
+        if not self._authorized():
+            return
+        reply, cid = srv._next()
+        self._answer(body, cid, reply)
+
+    def _answer(self, body: dict, cid: str, reply: Reply | None) -> None:
+        stream = bool(body.get("stream"))
+        if reply is None:
+            self._error(500, "scripted server: no reply queued", "server_error")
+        elif reply.kind in ("error", "hang"):
+            self.server.scripted._stopping.wait(reply.seconds)
+            self._error(reply.status, reply.message, reply.type_, reply.code)
+        elif reply.kind == "drop":
+            if stream and reply.content:
+                self._sse(_chunks(body, cid, reply, complete=False))
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        elif stream:
+            self._sse([*_chunks(body, cid, reply), "[DONE]"])
+            self.wfile.write(b"0\r\n\r\n")
+        else:
+            self._json(200, _completion(body, cid, reply))
+
+
+class ScriptedServer:
+    """Scripted OpenAI-compatible server on 127.0.0.1 (a free port)."""
+
+    def __init__(self, require_key: str | None = None) -> None:
+        self.require_key = require_key  # if set, demand "Authorization: Bearer <key>"
+        self.requests: list[dict] = []  # JSON body of every chat-completions request, in order
+        self.headers: list[dict[str, str]] = []  # their headers (lower-cased names), same order
+        self.connections = 0  # TCP connections accepted (keep-alive reuses one)
+        self._replies: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._call_ids = itertools.count(1)
+        self._completion_ids = itertools.count(1)
+        self._httpd: ThreadingHTTPServer | None = None
+
+    def start(self) -> ScriptedServer:
+        self._stopping.clear()
+        httpd = self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        httpd.scripted = self  # type: ignore[attr-defined]
+        # a short poll interval keeps stop() (and so each test's teardown) fast
+        threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes pending hang() replies
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def push(self, *replies: Reply) -> None:
+        with self._lock:
+            self._replies.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        """Queued replies not served yet."""
+        with self._lock:
+            return len(self._replies)
+
+    def _record(self, body: dict, headers: dict[str, str]) -> None:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+
+    def _next(self) -> tuple[Reply | None, str]:
+        with self._lock:
+            reply = self._replies.popleft() if self._replies else None
+            if reply is not None and reply.calls and reply.kind == "tool_calls":
+                reply.ids = [f"call_{next(self._call_ids)}" for _ in reply.calls]
+            return reply, f"chatcmpl-scripted-{next(self._completion_ids)}"

@@ -1,0 +1,110 @@
+"""Workspace confinement (tools/paths.py) and the shared output cap (tools/output.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tools.base import ToolError
+from tools.files import read_file, write_file
+from tools.output import cap_output
+from tools.paths import resolve_in_workspace
+
+if TYPE_CHECKING:
+    from tests.tooling import ToolEnv
+
+
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "sub").mkdir(parents=True)
+    (tmp_path / "secret.txt").write_text("top secret\n")
+    return root
+
+
+@pytest.mark.parametrize("path", ["a.txt", "sub/a.txt", "./sub/../a.txt", ".", ""])
+def test_paths_inside_are_resolved(workspace: Path, path: str) -> None:
+    resolved = resolve_in_workspace(workspace, path)
+    assert resolved.is_relative_to(workspace.resolve())
+
+
+def test_absolute_path_inside_is_allowed(workspace: Path) -> None:
+    inside = workspace / "sub" / "x.txt"
+    assert resolve_in_workspace(workspace, str(inside)) == inside.resolve()
+
+
+@pytest.mark.parametrize(
+    "path", ["../secret.txt", "sub/../../secret.txt", "/etc/passwd", "~", "~/x", "~root/x"]
+)
+def test_escapes_are_refused(workspace: Path, path: str) -> None:
+    with pytest.raises(ToolError, match="outside the workspace"):
+        resolve_in_workspace(workspace, path)
+
+
+def test_message_names_the_path(workspace: Path) -> None:
+    with pytest.raises(ToolError) as caught:
+        resolve_in_workspace(workspace, "../x")
+    assert str(caught.value).startswith("path '../x' is outside the workspace")
+
+
+def test_nul_byte_is_refused(workspace: Path) -> None:
+    with pytest.raises(ToolError, match="NUL"):
+        resolve_in_workspace(workspace, "a\x00b")
+
+
+def test_symlinks_pointing_outside_are_refused(workspace: Path) -> None:
+    outside = workspace.parent
+    os.symlink(outside / "secret.txt", workspace / "file-link")
+    os.symlink(outside, workspace / "dir-link")
+    os.symlink(outside / "not-yet-there.txt", workspace / "dangling")
+    for path in ["file-link", "dir-link/secret.txt", "dir-link/new.txt", "dangling"]:
+        with pytest.raises(ToolError, match="outside the workspace"):
+            resolve_in_workspace(workspace, path)
+
+
+def test_symlink_inside_is_followed(workspace: Path) -> None:
+    (workspace / "sub" / "real.txt").write_text("x")
+    os.symlink("sub/real.txt", workspace / "alias")
+    assert resolve_in_workspace(workspace, "alias") == (workspace / "sub" / "real.txt").resolve()
+
+
+def test_workspace_given_through_a_symlink(tmp_path: Path, workspace: Path) -> None:
+    os.symlink(workspace, tmp_path / "ws-link")
+    assert resolve_in_workspace(tmp_path / "ws-link", "sub") == (workspace / "sub").resolve()
+
+
+def test_file_tools_refuse_escapes(tool_env: ToolEnv) -> None:
+    (tool_env.workspace.parent / "secret.txt").write_text("top secret\n")
+    os.symlink(tool_env.workspace.parent, tool_env.workspace / "up")
+    for args in [{"path": "../secret.txt"}, {"path": "up/secret.txt"}, {"path": "~/.bashrc"}]:
+        message = tool_env(read_file, **args)
+        assert message.status == "error"
+        assert "outside the workspace" in message.content
+        assert "top secret" not in message.content
+    message = tool_env(write_file, path="up/evil.txt", content="x")
+    assert message.status == "error"
+    assert not (tool_env.workspace.parent / "evil.txt").exists()
+
+
+def test_cap_output_leaves_short_text_alone() -> None:
+    assert cap_output("hello", 10) == "hello"
+
+
+@pytest.mark.parametrize("keep", ["head", "ends"])
+def test_cap_output_respects_the_limit(keep: str) -> None:
+    text = "".join(f"line {n}\n" for n in range(10_000))
+    capped = cap_output(text, 1000, keep=keep, hint="narrow it down")  # type: ignore[arg-type]
+    assert len(capped) <= 1000
+    assert capped.startswith("line 0\n")
+    assert f"of {len(text)} characters cut; narrow it down" in capped
+    assert capped.endswith("line 9999\n") == (keep == "ends")
+
+
+def test_cap_output_counts_what_the_caller_already_dropped() -> None:
+    capped = cap_output("abc", 1000, keep="ends", already_cut=5000)
+    assert "5000 of 5003 characters cut" in capped

@@ -1,0 +1,103 @@
+"""shell: exit codes, output, timeouts that kill the whole process group, caps."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tools.shell import shell
+
+if TYPE_CHECKING:
+    from tests.tooling import ToolEnv
+
+
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers signal 0 until it is reaped; it is no longer running.
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().split(") ")[1][0] != "Z"
+
+
+def test_output_exit_code_and_workspace(tool_env: ToolEnv) -> None:
+    (tool_env.workspace / "here.txt").write_text("")
+    message = tool_env(shell, command="ls; echo oops >&2; exit 3")
+    assert message.status == "success"
+    assert message.content == "exit code 3\nhere.txt\noops\n"
+
+
+def test_stdin_is_empty(tool_env: ToolEnv) -> None:
+    started = time.monotonic()
+    assert tool_env(shell, command="cat; read x || echo eof", timeout=5).content == (
+        "exit code 0\neof\n"
+    )
+    assert time.monotonic() - started < 3
+
+
+def test_no_output(tool_env: ToolEnv) -> None:
+    assert tool_env(shell, command="true").content == "exit code 0\n(no output)"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc to find the child")
+def test_timeout_kills_the_process_group(tool_env: ToolEnv) -> None:
+    pid_file = tool_env.workspace / "child.pid"
+    started = time.monotonic()
+    message = tool_env(
+        shell, command=f"sleep 30 & echo $! > {pid_file}; echo started; sleep 30", timeout=1
+    )
+    elapsed = time.monotonic() - started
+    assert elapsed < 5
+    assert message.content.startswith(
+        "timed out after 1s: the command and its child processes were killed"
+    )
+    assert "started" in message.content
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 2
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc to find the child")
+def test_background_processes_do_not_outlive_the_command(tool_env: ToolEnv) -> None:
+    pid_file = tool_env.workspace / "bg.pid"
+    started = time.monotonic()
+    message = tool_env(shell, command=f"sleep 30 & echo $! > {pid_file}; echo ok", timeout=20)
+    assert time.monotonic() - started < 5
+    assert message.content.startswith("exit code 0 (background processes it left running")
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 2
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child)
+
+
+def test_default_timeout_comes_from_the_context(tool_env: ToolEnv) -> None:
+    tool_env.context.shell_timeout = 0.5
+    started = time.monotonic()
+    assert tool_env(shell, command="sleep 10").content.startswith("timed out after 0.5s")
+    assert time.monotonic() - started < 4
+
+
+def test_huge_output_keeps_head_and_tail(tool_env: ToolEnv) -> None:
+    tool_env.context.max_output_chars = 2000
+    message = tool_env(shell, command="seq 1 200000")
+    lines = message.content.splitlines()
+    assert len(message.content) <= 2000 + len("exit code 0\n")
+    assert lines[0] == "exit code 0"
+    assert lines[1] == "1"
+    assert lines[-1] == "200000"
+    total = len("".join(f"{n}\n" for n in range(1, 200001)))
+    assert f"of {total} characters cut" in message.content
+
+
+def test_bad_timeout_is_refused(tool_env: ToolEnv) -> None:
+    message = tool_env(shell, command="true", timeout=0)
+    assert message.status == "error" and "timeout must be" in message.content

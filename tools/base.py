@@ -1,0 +1,46 @@
+"""What every built-in tool shares: the error type, the runtime type and the decorator."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from langchain_core.tools import BaseTool, ToolException, tool
+from langgraph.prebuilt import ToolRuntime
+
+from tools.context import ToolContext
+
+Runtime = ToolRuntime[ToolContext]
+"""The type of the injected ``runtime`` parameter: LangGraph fills it, the model never sees it."""
+
+
+class ToolError(ToolException):
+    """A failure the model caused or can fix; its message is written for the model."""
+
+
+def _error_content(error: ToolException) -> str:
+    return f"Error: {error}"
+
+
+def builtin_tool(func: Callable[..., str]) -> BaseTool:
+    """Turn a function into a LangChain tool the way all built-in tools are made.
+
+    The Google-style docstring becomes the description and the per-argument help. A
+    ``ToolError`` becomes a tool message with status "error" whose text starts with "Error:"
+    (providers drop the status, so the text has to say it), whatever the ToolNode's
+    ``handle_tool_errors`` setting is. Any other exception propagates to the ToolNode.
+    """
+    built = tool(func, parse_docstring=True, error_on_invalid_docstring=True)
+    built.description = " ".join(built.description.split())
+    built.handle_tool_error = _error_content
+    return built
+
+
+def context_of(runtime: Runtime) -> ToolContext:
+    """The run's ToolContext, or a clear error for an application that forgot to pass one."""
+    context = runtime.context
+    if not isinstance(context, ToolContext):
+        raise RuntimeError(
+            "built-in tools need a ToolContext (or subclass) as the graph's context: compile with "
+            f"context_schema=ToolContext and invoke with context=...; got {type(context).__name__}"
+        )
+    return context

@@ -1,0 +1,142 @@
+"""shell: run a bash command in the workspace, in its own process group, with a timeout."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from typing import IO
+
+from tools.base import Runtime, ToolError, builtin_tool, context_of
+from tools.output import cap_output
+
+MAX_TIMEOUT = 3600.0
+TERM_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
+DRAIN_GRACE = 0.5  # seconds to collect output still in the pipe once the command is over
+QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+
+
+class _Capture:
+    """Keeps the first and the last ``keep`` bytes of a stream and counts the rest."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.keep - len(self.head)
+        self.head += chunk[:room]
+        self.tail += chunk[room:] if room > 0 else chunk
+        if len(self.tail) > self.keep:
+            excess = len(self.tail) - self.keep
+            self.dropped += excess
+            del self.tail[:excess]
+
+    def text(self) -> str:
+        return (self.head + self.tail).decode("utf-8", errors="replace")
+
+
+def _pump(
+    stream: IO[bytes],
+    capture: _Capture,
+    until: float,
+    stop_on_exit: subprocess.Popen[bytes] | None,
+) -> None:
+    """Read ``stream`` into ``capture`` until EOF, the deadline, or (if given) the process ends."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        while (left := until - time.monotonic()) > 0:
+            if stop_on_exit is not None and stop_on_exit.poll() is not None:
+                return
+            if selector.select(timeout=min(left, 0.05)):
+                chunk = os.read(stream.fileno(), 65536)
+                if not chunk:
+                    return
+                capture.add(chunk)
+
+
+def _kill_group(process: subprocess.Popen[bytes], grace: float) -> bool:
+    """Stop every process in the command's group: SIGTERM, then SIGKILL. True if any was left."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            return True
+        process.poll()
+        time.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    return True
+
+
+@builtin_tool
+def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
+    """Run a bash command in the workspace and return its exit code and output.
+
+    stdout and stderr are merged; stdin is empty, so nothing may wait for input. When the
+    command ends, processes it left in the background are stopped. Long output is cut in the
+    middle.
+
+    Args:
+        command: The bash command line to run, e.g. 'pytest -q tests/'.
+        timeout: Seconds to wait before the command and its children are killed; the
+            default is set by the application.
+    """
+    context = context_of(runtime)
+    limit = context.shell_timeout if timeout is None else timeout
+    if not 0 < limit <= MAX_TIMEOUT:
+        raise ToolError(f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
+    capture = _Capture(keep=context.max_output_chars)
+    deadline = time.monotonic() + limit
+    try:
+        process = subprocess.Popen(
+            ["bash", "-c", command],
+            cwd=context.workspace,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, **QUIET_ENV},
+        )
+    except OSError as exc:
+        raise ToolError(f"cannot start bash in the workspace: {exc}") from exc
+    assert process.stdout is not None
+    try:
+        _pump(process.stdout, capture, deadline, stop_on_exit=process)
+        try:  # the output may end (EOF) before the process does
+            process.wait(timeout=max(deadline - time.monotonic(), 0))
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        leftovers = _kill_group(process, TERM_GRACE)
+        process.wait()
+        _pump(process.stdout, capture, time.monotonic() + DRAIN_GRACE, stop_on_exit=None)
+    finally:  # also when interrupted: never leave the command running
+        _kill_group(process, 0)
+        process.wait()
+        process.stdout.close()
+    if timed_out:
+        status = f"timed out after {limit:g}s: the command and its child processes were killed"
+    else:
+        status = f"exit code {process.returncode}"
+        if leftovers:
+            status += " (background processes it left running were stopped)"
+    output = capture.text()
+    body = cap_output(
+        output or "(no output)",
+        context.max_output_chars,
+        keep="ends",
+        hint="to see all of it, redirect the output to a file and search that",
+        already_cut=capture.dropped,
+    )
+    return f"{status}\n{body}"
