@@ -105,7 +105,7 @@ class Settings:
 def load_settings(
     config: str | Path | None = None, overrides: dict[str, Any] | None = None
 ) -> Settings:
-    """Build the effective settings. `overrides` are flag values keyed like FIELDS (None = unset)."""
+    """The effective settings; `overrides` are flag values keyed like FIELDS (None: unset)."""
     explicit = config or os.environ.get("AGENTCLI_CONFIG")
     path = Path(explicit).expanduser() if explicit else default_config_path()
     values: dict[str, Any] = {}
@@ -142,7 +142,9 @@ def _read_file(path: Path) -> dict[str, Any]:
         for name, value in table.items():
             key = f"{section}.{name}"
             if key not in FIELDS:
-                raise ConfigError(f"config file {path}: unknown key '{key}' (see config.example.toml)")
+                raise ConfigError(
+                    f"config file {path}: unknown key '{key}' (see config.example.toml)"
+                )
             flat[key] = _coerce(key, value, str(path))
     return flat
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -32,7 +33,7 @@ def steps_since_user(messages: Sequence[BaseMessage]) -> int:
     return count
 
 
-def build_graph(model: BaseChatModel, tools: Sequence[BaseTool]) -> StateGraph:
+def build_graph(model: BaseChatModel, tools: Sequence[BaseTool]) -> StateGraph[Any, Any, Any, Any]:
     """The uncompiled graph; the caller compiles it with its checkpointer."""
     bound = model.bind_tools(list(tools)) if tools else model
 

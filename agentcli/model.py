@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pydantic import SecretStr
+
 from agentcli.config import Settings
 from agentcli.errors import ConfigError, ModelError
 
@@ -28,7 +30,7 @@ def make_model(settings: Settings) -> BaseChatModel:
         model=settings.model,
         base_url=endpoint(settings),
         # local servers need no key, but the client insists on one
-        api_key=settings.api_key or "not-needed",
+        api_key=SecretStr(settings.api_key or "not-needed"),
         timeout=settings.timeout,
         max_retries=settings.max_retries,
         streaming=settings.stream,

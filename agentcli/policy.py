@@ -69,7 +69,9 @@ class Policy:
             auto_approve=auto_approve,
         )
 
-    def decide(self, tool: str, args: Mapping[str, Any], thread_allow: Iterable[str] = ()) -> Verdict:
+    def decide(
+        self, tool: str, args: Mapping[str, Any], thread_allow: Iterable[str] = ()
+    ) -> Verdict:
         if tool in self.flag_deny:
             return Verdict("deny", "flag --deny")
         if tool in self.deny:

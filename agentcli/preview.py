@@ -46,8 +46,10 @@ def _file_diff(name: str, args: dict[str, Any], workspace: Path) -> str | None:
         new = old.replace(old_text, new_text, 1)
     lines = list(
         difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True),
-            fromfile=f"a/{args['path']}" if old else "/dev/null", tofile=f"b/{args['path']}",
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=f"a/{args['path']}" if old else "/dev/null",
+            tofile=f"b/{args['path']}",
         )
     )
     if len(lines) > MAX_PREVIEW_LINES:

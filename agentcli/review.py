@@ -17,7 +17,7 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send, interrupt
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agentcli.state import AgentState, RunContext
 
@@ -32,8 +32,8 @@ def validate_args(tool: BaseTool | None, args: Any, known: Sequence[str] = ()) -
     if not isinstance(args, dict):
         return "arguments must be a JSON object"
     schema = tool.tool_call_schema
-    if isinstance(schema, dict):  # a JSON schema (e.g. from MCP): the tool checks itself
-        return None
+    if not isinstance(schema, type) or not issubclass(schema, BaseModel):
+        return None  # a JSON schema (e.g. from MCP): the tool checks its own arguments
     try:
         schema.model_validate(args)
     except ValidationError as exc:
@@ -96,7 +96,7 @@ def make_review_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph n
 
         invalid_turns = state.get("invalid_turns", 0) + 1 if invalid else 0
         remember: list[str] = []
-        edited: dict[str, dict[str, Any]] = {}
+        edited: dict[str | None, dict[str, Any]] = {}
         if waiting:
             answer = interrupt(review_request(waiting))
             decisions = _decisions(answer, len(waiting))
@@ -137,9 +137,9 @@ def make_review_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph n
     return review
 
 
-def _error(call_id: str, name: str, problem: str) -> ToolMessage:
+def _error(call_id: str | None, name: str, problem: str) -> ToolMessage:
     text = f"Error: {problem}. The call was not run; correct it and call again."
-    return ToolMessage(text, tool_call_id=call_id, name=name, status="error")
+    return ToolMessage(text, tool_call_id=call_id or "", name=name, status="error")
 
 
 def _decisions(answer: Any, expected: int) -> list[Mapping[str, Any]]:

@@ -117,10 +117,13 @@ class Session:
         """A new user message. A thread with calls awaiting review must decide them first."""
         if self.row is None:
             title = " ".join(text.split())[:TITLE_CHARS] or "(empty)"
-            self.row = self.store.create(self.thread_id, title, str(self.workspace), self.settings.model)
+            self.row = self.store.create(
+                self.thread_id, title, str(self.workspace), self.settings.model
+            )
         elif pending := self.pending():
             raise UsageError(
-                f"thread {self.thread_id} has {len(pending.action_requests)} call(s) awaiting review:"
+                f"thread {self.thread_id} has {len(pending.action_requests)} call(s) awaiting"
+                " review:"
                 f" decide them first (agentcli review {self.thread_id})"
             )
         return self._drive({"messages": [HumanMessage(text)], "invalid_turns": 0})
@@ -140,7 +143,9 @@ class Session:
             if verdict.decision == "allow":
                 decisions.append({"type": "approve"})
             else:
-                decisions.append({"type": "reject", "message": f"{verdict.reason}: this call was not run"})
+                decisions.append(
+                    {"type": "reject", "message": f"{verdict.reason}: this call was not run"}
+                )
         return decisions
 
     def resume(self) -> Iterator[Event]:
@@ -168,17 +173,24 @@ class Session:
                             yield TextDelta(text)
                     continue
                 for node, update in chunk.items():
-                    for message in (update or {}).get("messages", []) if node != "__interrupt__" else []:
+                    for message in (
+                        (update or {}).get("messages", []) if node != "__interrupt__" else []
+                    ):
                         if isinstance(message, ToolMessage):
                             yield ToolResult(
-                                message.tool_call_id, message.name or "", message.text, message.status
+                                message.tool_call_id,
+                                message.name or "",
+                                message.text,
+                                message.status,
                             )
                         elif isinstance(message, AIMessage) and node == "agent":
                             final = message.text
-                            _add_usage(usage, message.usage_metadata)
-                            yield AssistantMessage(final, list(message.tool_calls), message.usage_metadata)
-        except AgentcliError as error:
-            self._record(self.state(), str(error))
+                            turn = _usage(message)
+                            _add_usage(usage, turn)
+                            calls = [dict(call) for call in message.tool_calls]
+                            yield AssistantMessage(final, calls, turn)
+        except AgentcliError as known:
+            self._record(self.state(), str(known))
             raise
         except Exception as exc:
             error = explain(exc, self.settings) or AgentcliError(f"the run failed: {exc}")
@@ -223,7 +235,17 @@ class Session:
         self.store.update(self.thread_id, status=status, last_error=error, messages=count)
 
 
-def _add_usage(total: dict[str, int], usage: Any) -> None:
-    for key in ("input_tokens", "output_tokens", "total_tokens"):
-        if usage and usage.get(key) is not None:
-            total[key] = total.get(key, 0) + int(usage[key])
+def _usage(message: AIMessage) -> dict[str, int] | None:
+    usage = message.usage_metadata
+    if not usage:
+        return None
+    return {
+        "input_tokens": usage["input_tokens"],
+        "output_tokens": usage["output_tokens"],
+        "total_tokens": usage["total_tokens"],
+    }
+
+
+def _add_usage(total: dict[str, int], usage: dict[str, int] | None) -> None:
+    for key, value in (usage or {}).items():
+        total[key] = total.get(key, 0) + value

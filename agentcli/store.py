@@ -88,7 +88,8 @@ class Store:
     def _migrate(self) -> None:
         with self.conn:
             self.conn.execute(
-                "CREATE TABLE IF NOT EXISTS agentcli_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+                "CREATE TABLE IF NOT EXISTS agentcli_migrations"
+                " (name TEXT PRIMARY KEY, applied_at TEXT)"
             )
         done = {row[0] for row in self.conn.execute("SELECT name FROM agentcli_migrations")}
         for name, sql in MIGRATIONS:
@@ -131,8 +132,10 @@ class Store:
         names = ", ".join(row.thread_id for row in rows[:5])
         raise ThreadNotFound(f"thread id '{id_or_prefix}' is ambiguous: {names}")
 
-    def list(self, limit: int | None = None) -> list[ThreadRow]:
-        return self._select("ORDER BY updated_at DESC, rowid DESC LIMIT ?", -1 if limit is None else limit)
+    def recent(self, limit: int | None = None) -> list[ThreadRow]:
+        return self._select(
+            "ORDER BY updated_at DESC, rowid DESC LIMIT ?", -1 if limit is None else limit
+        )
 
     def _select(self, where: str, *params: Any) -> list[ThreadRow]:
         cursor = self.conn.execute(

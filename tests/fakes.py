@@ -23,8 +23,9 @@ class FakeChatModel(BaseChatModel):
     def bind_tools(self, tools: Iterable[Any], **kwargs: Any) -> FakeChatModel:
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self.calls.append(list(messages))
         if not self.replies:
             raise RuntimeError("fake model: no reply scripted")
@@ -39,7 +40,9 @@ def call(*calls: tuple[str, dict[str, Any]], text: str = "") -> AIMessage:
     """An assistant turn proposing tool calls; ids are the tool name plus a counter."""
     return AIMessage(
         content=text,
-        tool_calls=[{"name": n, "args": a, "id": f"{n}-{_next()}", "type": "tool_call"} for n, a in calls],
+        tool_calls=[
+            {"name": n, "args": a, "id": f"{n}-{_next()}", "type": "tool_call"} for n, a in calls
+        ],
     )
 
 

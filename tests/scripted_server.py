@@ -19,9 +19,10 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable
+from typing import Any
 
 PIECE = 4  # characters per streamed content / argument fragment
 
@@ -93,7 +94,7 @@ def _completion(body: dict, cid: str, reply: Reply) -> dict:
     if reply.calls:
         message["tool_calls"] = [
             {"id": id_, "type": "function", "function": {"name": name, "arguments": _args(args)}}
-            for id_, (name, args) in zip(reply.ids, reply.calls)
+            for id_, (name, args) in zip(reply.ids, reply.calls, strict=True)
         ]
     finish = "tool_calls" if reply.calls else "stop"
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
@@ -113,7 +114,7 @@ def _chunks(body: dict, cid: str, reply: Reply, *, complete: bool = True) -> lis
     out += [chunk({"content": piece}) for piece in _pieces(reply.content)]
     if not complete:
         return out
-    for i, (id_, (name, args)) in enumerate(zip(reply.ids, reply.calls)):
+    for i, (id_, (name, args)) in enumerate(zip(reply.ids, reply.calls, strict=True)):
         head = {"index": i, "id": id_, "type": "function"}
         out.append(chunk({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]}))
         out += [chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})

@@ -3,24 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from agentcli.cli.common import (
-    ApproveOpt, AutoApproveOpt, BaseUrlOpt, Common, ConfigOpt, DbOpt, DenyOpt, ModelOpt,
-    ThreadOpt, WorkspaceOpt, open_session,
+    ApproveOpt,
+    AutoApproveOpt,
+    BaseUrlOpt,
+    Common,
+    ConfigOpt,
+    DbOpt,
+    DenyOpt,
+    ModelOpt,
+    ThreadOpt,
+    WorkspaceOpt,
+    open_session,
 )
 from agentcli.errors import AgentcliError
 from agentcli.events import Event, ReviewRequest
-from agentcli.session import Session
 from agentcli.ui.prompt import ask_decisions
 from agentcli.ui.render import Renderer
 
+if TYPE_CHECKING:
+    from agentcli.session import Session
+
 EXIT_WORDS = {"/exit", "/quit"}
-MessageArg = Annotated[Optional[str], typer.Argument(help="First message (else you are asked).")]
+MessageArg = Annotated[str | None, typer.Argument(help="First message (else you are asked).")]
 
 
 def chat(
@@ -36,7 +47,9 @@ def chat(
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Talk with the agent; every tool call waits for your decision."""
-    session = open_session(Common(model, base_url, db, config, workspace), auto_approve, approve, deny)
+    session = open_session(
+        Common(model, base_url, db, config, workspace), auto_approve, approve, deny
+    )
     if thread:
         session.open(thread)
     Chat(session).loop(message)
@@ -55,7 +68,9 @@ def resume(
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Continue a thread; a pending review is shown first."""
-    session = open_session(Common(model, base_url, db, config, workspace), auto_approve, approve, deny)
+    session = open_session(
+        Common(model, base_url, db, config, workspace), auto_approve, approve, deny
+    )
     session.open(thread_id)
     Chat(session).loop(message)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,28 +16,30 @@ if TYPE_CHECKING:
     from agentcli.session import Session
     from agentcli.store import Store
 
-ModelOpt = Annotated[Optional[str], typer.Option("--model", "-m", help="Model name.")]
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model name.")]
 BaseUrlOpt = Annotated[
-    Optional[str], typer.Option("--base-url", help="OpenAI-compatible server URL (e.g. Ollama).")
+    str | None, typer.Option("--base-url", help="OpenAI-compatible server URL (e.g. Ollama).")
 ]
-DbOpt = Annotated[Optional[Path], typer.Option("--db", help="Thread database file.")]
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="Config file to read.")]
+DbOpt = Annotated[Path | None, typer.Option("--db", help="Thread database file.")]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Config file to read.")]
 WorkspaceOpt = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--workspace", "-w", help="Root for file tools and the shell (default: here)."),
 ]
 AutoApproveOpt = Annotated[
     bool, typer.Option("--auto-approve", "-y", help="Allow every tool call not denied.")
 ]
 ApproveOpt = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option("--approve", metavar="TOOL", help="Allow this tool without review (repeatable)."),
 ]
 DenyOpt = Annotated[
-    Optional[list[str]],
-    typer.Option("--deny", metavar="TOOL", help="Never run this tool; the model is told (repeatable)."),
+    list[str] | None,
+    typer.Option(
+        "--deny", metavar="TOOL", help="Never run this tool; the model is told (repeatable)."
+    ),
 ]
-ThreadOpt = Annotated[Optional[str], typer.Option("--thread", "-t", help="Thread id or prefix.")]
+ThreadOpt = Annotated[str | None, typer.Option("--thread", "-t", help="Thread id or prefix.")]
 
 
 @dataclass
@@ -53,8 +55,11 @@ class Common:
     def settings(self) -> Settings:
         return load_settings(
             self.config,
-            {"model.name": self.model, "model.base_url": self.base_url,
-             "storage.db": str(self.db) if self.db else None},
+            {
+                "model.name": self.model,
+                "model.base_url": self.base_url,
+                "storage.db": str(self.db) if self.db else None,
+            },
         )
 
     def store(self, settings: Settings) -> Store:
@@ -70,8 +75,12 @@ def make_policy(
     from agentcli.policy import Policy
 
     return Policy.build(
-        settings.allow, settings.deny, settings.rules,
-        flag_allow=approve or (), flag_deny=deny or (), auto_approve=auto_approve,
+        settings.allow,
+        settings.deny,
+        settings.rules,
+        flag_allow=approve or (),
+        flag_deny=deny or (),
+        auto_approve=auto_approve,
     )
 
 

@@ -1,29 +1,40 @@
-"""`agentcli run` and `agentcli review`: scripted runs, decided by policy and flags, never a terminal."""
+"""`agentcli run` and `agentcli review`: scripted runs, decided by policy and flags, never a tty."""
 
 from __future__ import annotations
 
 import json
 import sys
 from collections.abc import Iterator
-from enum import Enum
-from typing import Annotated, Any, Optional
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 
 from agentcli.cli.common import (
-    ApproveOpt, AutoApproveOpt, BaseUrlOpt, Common, ConfigOpt, DbOpt, DenyOpt, ModelOpt,
-    ThreadOpt, WorkspaceOpt, open_session,
+    ApproveOpt,
+    AutoApproveOpt,
+    BaseUrlOpt,
+    Common,
+    ConfigOpt,
+    DbOpt,
+    DenyOpt,
+    ModelOpt,
+    ThreadOpt,
+    WorkspaceOpt,
+    open_session,
 )
 from agentcli.errors import AgentcliError, UsageError
 from agentcli.events import Done, Event, ReviewRequest
-from agentcli.session import Session
 from agentcli.ui.render import Renderer
+
+if TYPE_CHECKING:
+    from agentcli.session import Session
 
 EXIT_PARKED = 3
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     text = "text"
     json = "json"
     jsonl = "jsonl"
@@ -36,7 +47,7 @@ OutputOpt = Annotated[
 
 def run(
     message: Annotated[
-        Optional[str], typer.Argument(help="The message; '-' reads it from stdin.", show_default=False)
+        str | None, typer.Argument(help="The message; '-' reads it from stdin.", show_default=False)
     ] = None,
     thread: ThreadOpt = None,
     output: OutputOpt = OutputFormat.text,
@@ -51,7 +62,7 @@ def run(
 ) -> None:
     """Run without a terminal: calls no policy allows park the thread (exit 3).
 
-    With --thread and no message, continue the thread: decide its pending calls by the policy, or retry a failed model call.
+    With --thread and no message: decide pending calls by policy, or retry a failed call.
     """
     if message == "-":
         message = sys.stdin.read()
@@ -59,7 +70,9 @@ def run(
             raise UsageError("no message on stdin")
     if message is None and thread is None:
         raise UsageError("give a message, '-' to read it from stdin, or --thread ID to continue")
-    session = open_session(Common(model, base_url, db, config, workspace), auto_approve, approve, deny)
+    session = open_session(
+        Common(model, base_url, db, config, workspace), auto_approve, approve, deny
+    )
     if thread:
         session.open(thread)
     Scripted(session, output).run(message)
@@ -69,17 +82,19 @@ def review(
     thread_id: Annotated[str, typer.Argument(metavar="ID", help="Thread id or unique prefix.")],
     as_json: Annotated[bool, typer.Option("--json", help="List pending calls as JSON.")] = False,
     approve: Annotated[
-        Optional[list[str]], typer.Option("--approve", metavar="CALL_ID|all", help="Approve a call.")
+        list[str] | None, typer.Option("--approve", metavar="CALL_ID|all", help="Approve a call.")
     ] = None,
     reject: Annotated[
-        Optional[list[str]], typer.Option("--reject", metavar="CALL_ID|all", help="Reject a call.")
+        list[str] | None, typer.Option("--reject", metavar="CALL_ID|all", help="Reject a call.")
     ] = None,
     message: Annotated[
-        Optional[str], typer.Option("--message", help="With --reject: feedback for the model.")
+        str | None, typer.Option("--message", help="With --reject: feedback for the model.")
     ] = None,
-    edit: Annotated[Optional[str], typer.Option("--edit", metavar="CALL_ID", help="Edit a call.")] = None,
+    edit: Annotated[
+        str | None, typer.Option("--edit", metavar="CALL_ID", help="Edit a call.")
+    ] = None,
     args: Annotated[
-        Optional[str], typer.Option("--args", metavar="JSON", help="With --edit: new arguments.")
+        str | None, typer.Option("--args", metavar="JSON", help="With --edit: new arguments.")
     ] = None,
     output: OutputOpt = OutputFormat.text,
     model: ModelOpt = None,
@@ -104,8 +119,13 @@ def review(
 
 
 def _decisions(
-    session: Session, pending: ReviewRequest, approve: list[str], reject: list[str],
-    message: str | None, edit: str | None, args: str | None,
+    session: Session,
+    pending: ReviewRequest,
+    approve: list[str],
+    reject: list[str],
+    message: str | None,
+    edit: str | None,
+    args: str | None,
 ) -> list[dict[str, Any]]:
     ids = [request["id"] for request in pending.action_requests]
     for call_id in [*approve, *reject, *([edit] if edit else [])]:
@@ -140,7 +160,9 @@ def _list_pending(pending: ReviewRequest | None, as_json: bool) -> None:
     if not requests:
         print("no calls awaiting review")
     for request in requests:
-        print(f"{request['id']}  {request['name']}  {json.dumps(request['args'], ensure_ascii=False)}")
+        print(
+            f"{request['id']}  {request['name']}  {json.dumps(request['args'], ensure_ascii=False)}"
+        )
 
 
 def _pending_row(request: dict[str, Any]) -> dict[str, Any]:
@@ -190,15 +212,22 @@ class Scripted:
         if final:
             self._report(done.status, done.final, [])
 
-    def _park(self, pending: list[dict[str, Any]], final: str = "") -> None:
+    def _park(self, pending: list[dict[str, Any]], final: str = "") -> NoReturn:
         self._report("awaiting_approval", final, pending)
         raise typer.Exit(EXIT_PARKED)
 
-    def _report(self, status: str, final: str, pending: list[dict[str, Any]], error: str = "") -> None:
+    def _report(
+        self, status: str, final: str, pending: list[dict[str, Any]], error: str = ""
+    ) -> None:
         thread_id = self.session.thread_id
         if self.output is OutputFormat.json:
-            result = {"thread_id": thread_id, "status": status, "final": final,
-                      "pending": [_pending_row(r) for r in pending], "usage": self.usage}
+            result = {
+                "thread_id": thread_id,
+                "status": status,
+                "final": final,
+                "pending": [_pending_row(r) for r in pending],
+                "usage": self.usage,
+            }
             if error:
                 result["error"] = error
             print(json.dumps(result, indent=2, ensure_ascii=False))
@@ -206,8 +235,16 @@ class Scripted:
             print(json.dumps({"type": "error", "thread_id": thread_id, "message": error}))
         elif self.output is OutputFormat.text and pending:
             err = self.view.info
-            err.print(f"waiting for review: {len(pending)} call(s) in thread {thread_id}", markup=False)
+            err.print(
+                f"waiting for review: {len(pending)} call(s) in thread {thread_id}", markup=False
+            )
             for request in pending:
-                err.print(f"  {request['id']}  {request['name']}  {json.dumps(request['args'])}", markup=False)
-            err.print(f"decide with: agentcli review {thread_id} --approve all"
-                      f"  (or: agentcli run --thread {thread_id} --auto-approve)", markup=False)
+                err.print(
+                    f"  {request['id']}  {request['name']}  {json.dumps(request['args'])}",
+                    markup=False,
+                )
+            err.print(
+                f"decide with: agentcli review {thread_id} --approve all"
+                f"  (or: agentcli run --thread {thread_id} --auto-approve)",
+                markup=False,
+            )

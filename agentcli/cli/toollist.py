@@ -8,8 +8,16 @@ from typing import Annotated
 import typer
 
 from agentcli.cli.common import (
-    ApproveOpt, AutoApproveOpt, BaseUrlOpt, Common, ConfigOpt, DbOpt, DenyOpt, ModelOpt,
-    WorkspaceOpt, make_policy,
+    ApproveOpt,
+    AutoApproveOpt,
+    BaseUrlOpt,
+    Common,
+    ConfigOpt,
+    DbOpt,
+    DenyOpt,
+    ModelOpt,
+    WorkspaceOpt,
+    make_policy,
 )
 
 
@@ -33,8 +41,15 @@ def tools(
     for tool in builtin_tools():
         verdict = policy.decide(tool.name, {})
         summary = (tool.description or "").strip().splitlines()[0] if tool.description else ""
-        rows.append({"name": tool.name, "source": "builtin", "policy": verdict.decision,
-                     "policy_by": verdict.by, "description": summary})
+        rows.append(
+            {
+                "name": tool.name,
+                "source": "builtin",
+                "policy": verdict.decision,
+                "policy_by": verdict.by,
+                "description": summary,
+            }
+        )
     if as_json:
         print(json.dumps(rows, indent=2))
         return

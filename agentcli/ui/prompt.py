@@ -42,10 +42,13 @@ def ask_decisions(
             return None
         if decision.get("always"):
             always.add(name)
-            console.print(Text(
-                f"{name} is allowed for the rest of this thread. To allow it everywhere,\n"
-                f'add to your config:  [approval] allow = ["{name}"]', style="dim",
-            ))
+            console.print(
+                Text(
+                    f"{name} is allowed for the rest of this thread. To allow it everywhere,\n"
+                    f'add to your config:  [approval] allow = ["{name}"]',
+                    style="dim",
+                )
+            )
         decisions.append(decision)
     return decisions
 
@@ -104,7 +107,9 @@ def _edit(console: Console, args: Any) -> Any:
             console.print(Text(f"editor exited with status {result.returncode}", style="red"))
             return None
     else:
-        console.print(Text.assemble(("current arguments: ", "dim"), json.dumps(args, ensure_ascii=False)))
+        console.print(
+            Text.assemble(("current arguments: ", "dim"), json.dumps(args, ensure_ascii=False))
+        )
         try:
             text = console.input("new arguments as JSON > ")
         except EOFError:

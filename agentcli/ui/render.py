@@ -58,7 +58,9 @@ def call_panel(name: str, preview: Preview, index: int, total: int, description:
     lexer = {"diff": "diff", "shell": "bash", "json": "json"}[preview.kind]
     body = Syntax(preview.text.rstrip("\n"), lexer, theme="ansi_dark", word_wrap=True)
     counter = f" ({index}/{total})" if total > 1 else ""
-    return Panel(body, title=f"[bold]{name}[/bold]{counter}", subtitle=description, title_align="left")
+    return Panel(
+        body, title=f"[bold]{name}[/bold]{counter}", subtitle=description, title_align="left"
+    )
 
 
 def _clip(text: str, width: int) -> str:

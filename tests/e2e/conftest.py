@@ -25,16 +25,28 @@ class Agent:
     workspace: Path
     env: dict[str, str]
 
-    def run(self, *args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, stdin: str | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [AGENTCLI, *args], input=stdin if stdin is not None else "", capture_output=True,
-            text=True, env=self.env, cwd=self.workspace, timeout=timeout,
+            [AGENTCLI, *args],
+            input=stdin if stdin is not None else "",
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=self.workspace,
+            timeout=timeout,
         )
 
     def spawn(self, *args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
         child = pexpect.spawn(
-            AGENTCLI, list(args), env={**self.env, **(env or {})}, cwd=str(self.workspace),
-            encoding="utf-8", timeout=20, dimensions=(40, 120),
+            AGENTCLI,
+            list(args),
+            env={**self.env, **(env or {})},
+            cwd=str(self.workspace),
+            encoding="utf-8",
+            timeout=20,
+            dimensions=(40, 120),
         )
         child.logfile_read = sys.stdout  # shown by pytest only when a test fails
         return child

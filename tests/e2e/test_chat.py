@@ -31,7 +31,10 @@ def leave(child: pexpect.spawn) -> str:
 
 
 def test_approve_runs_the_call(agent: Agent) -> None:
-    agent.server.push(tool_calls(("write_file", {"path": "a.txt", "content": "hello\n"})), text("Wrote a.txt for you."))
+    agent.server.push(
+        tool_calls(("write_file", {"path": "a.txt", "content": "hello\n"})),
+        text("Wrote a.txt for you."),
+    )
     child = agent.spawn("chat")
     child.expect(r"thread \w+")
     child.expect(PROMPT)
@@ -58,7 +61,9 @@ def test_edit_in_the_editor_with_a_bad_edit_first(agent: Agent, tmp_path) -> Non
         "path.write_text('{not json' if n == 0 else json.dumps({**args, 'content': 'edited\\n'}))\n"
     )
     visual = f"{sys.executable} {editor} {tmp_path / 'count'}"  # the variable carries arguments
-    agent.server.push(tool_calls(("write_file", {"path": "b.txt", "content": "original\n"})), text("Saved."))
+    agent.server.push(
+        tool_calls(("write_file", {"path": "b.txt", "content": "original\n"})), text("Saved.")
+    )
     child = agent.spawn("chat", "write b.txt", env={"VISUAL": visual})
     child.expect(CHOICE)
     child.sendline("e")
@@ -92,7 +97,10 @@ def test_inline_edit_refuses_arguments_the_schema_refuses(agent: Agent) -> None:
 
 def test_feedback_and_reject_in_one_turn(agent: Agent) -> None:
     agent.server.push(
-        tool_calls(("write_file", {"path": "c.txt", "content": "c"}), ("shell", {"command": "rm -rf build"})),
+        tool_calls(
+            ("write_file", {"path": "c.txt", "content": "c"}),
+            ("shell", {"command": "rm -rf build"}),
+        ),
         text("Understood."),
     )
     child = agent.spawn("chat", "clean up")
@@ -107,7 +115,10 @@ def test_feedback_and_reject_in_one_turn(agent: Agent) -> None:
     child.sendline("r")
     child.expect("Understood.")
     leave(child)
-    assert tool_contents(agent, 1) == {"call_1": "name it notes.txt instead", "call_2": "rejected by the user"}
+    assert tool_contents(agent, 1) == {
+        "call_1": "name it notes.txt instead",
+        "call_2": "rejected by the user",
+    }
     assert list(agent.workspace.iterdir()) == []
 
 

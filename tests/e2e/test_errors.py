@@ -39,7 +39,11 @@ def test_a_custom_base_url_needs_no_key(agent: Agent) -> None:
 
 
 def test_auth_failure(agent: Agent) -> None:
-    agent.server.push(error(401, "Incorrect API key provided", type_="invalid_request_error", code="invalid_api_key"))
+    agent.server.push(
+        error(
+            401, "Incorrect API key provided", type_="invalid_request_error", code="invalid_api_key"
+        )
+    )
     result = agent.run("run", "hello")
     assert result.returncode == 1
     line = one_line(result.stderr)

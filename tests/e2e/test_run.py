@@ -13,7 +13,9 @@ def thread_of(result) -> str:
 
 
 def test_run_auto_approve_writes_the_file_and_prints_the_answer(agent: Agent) -> None:
-    agent.server.push(tool_calls(("write_file", {"path": "a.txt", "content": "hello\n"})), text("Wrote a.txt."))
+    agent.server.push(
+        tool_calls(("write_file", {"path": "a.txt", "content": "hello\n"})), text("Wrote a.txt.")
+    )
     result = agent.run("run", "write hello to a.txt", "--auto-approve")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "Wrote a.txt."
@@ -29,7 +31,9 @@ def test_run_parks_with_exit_3_and_run_thread_auto_approve_finishes(agent: Agent
     assert parked.returncode == 3, parked.stderr
     result = json.loads(parked.stdout)
     assert result["status"] == "awaiting_approval"
-    assert result["pending"] == [{"call_id": "call_1", "tool": "shell", "args": {"command": "echo hi > out.txt"}}]
+    assert result["pending"] == [
+        {"call_id": "call_1", "tool": "shell", "args": {"command": "echo hi > out.txt"}}
+    ]
     assert not (agent.workspace / "out.txt").exists()
 
     still = agent.run("run", "--thread", result["thread_id"])  # no policy allows it: still parked
@@ -50,9 +54,15 @@ def test_approve_flag_allows_one_tool_and_deny_tells_the_model(agent: Agent) -> 
         tool_calls(("read_file", {"path": "notes.txt"}), ("shell", {"command": "rm notes.txt"})),
         text("I read it; the shell was denied."),
     )
-    result = agent.run("run", "read notes", "--approve", "read_file", "--deny", "shell", "-o", "json")
+    result = agent.run(
+        "run", "read notes", "--approve", "read_file", "--deny", "shell", "-o", "json"
+    )
     assert result.returncode == 0, result.stderr
-    tool_messages = {m["tool_call_id"]: m["content"] for m in agent.server.requests[1]["messages"] if m["role"] == "tool"}
+    tool_messages = {
+        m["tool_call_id"]: m["content"]
+        for m in agent.server.requests[1]["messages"]
+        if m["role"] == "tool"
+    }
     assert "remember the milk" in tool_messages["call_1"]
     assert "denied by flag --deny" in tool_messages["call_2"]
     assert (agent.workspace / "notes.txt").exists()
@@ -92,7 +102,9 @@ def test_non_streamed_responses_work_too(agent: Agent) -> None:
 
 
 def test_review_lists_and_rejects_with_a_message(agent: Agent) -> None:
-    agent.server.push(tool_calls(("write_file", {"path": "x.txt", "content": "x"}), ("shell", {"command": "ls"})))
+    agent.server.push(
+        tool_calls(("write_file", {"path": "x.txt", "content": "x"}), ("shell", {"command": "ls"}))
+    )
     thread = thread_of(agent.run("run", "go", "-o", "json"))
     listed = agent.run("review", thread, "--json")
     assert [p["call_id"] for p in json.loads(listed.stdout)] == ["call_1", "call_2"]
@@ -101,12 +113,21 @@ def test_review_lists_and_rejects_with_a_message(agent: Agent) -> None:
     assert missing.returncode == 2 and "call_1 has no decision" in missing.stderr
 
     agent.server.push(text("OK, I will not write it."))
-    decided = agent.run("review", thread, "--reject", "call_1", "--message", "not that file", "--approve", "call_2")
+    decided = agent.run(
+        "review", thread, "--reject", "call_1", "--message", "not that file", "--approve", "call_2"
+    )
     assert decided.returncode == 0, decided.stderr
     assert decided.stdout.strip() == "OK, I will not write it."
-    tool_messages = {m["tool_call_id"]: m["content"] for m in agent.server.requests[1]["messages"] if m["role"] == "tool"}
+    tool_messages = {
+        m["tool_call_id"]: m["content"]
+        for m in agent.server.requests[1]["messages"]
+        if m["role"] == "tool"
+    }
     assert tool_messages["call_1"] == "not that file"
-    assert "exit code: 0" in tool_messages["call_2"].lower() or "exit" in tool_messages["call_2"].lower()
+    assert (
+        "exit code: 0" in tool_messages["call_2"].lower()
+        or "exit" in tool_messages["call_2"].lower()
+    )
     assert not (agent.workspace / "x.txt").exists()
 
 
@@ -116,6 +137,8 @@ def test_review_edit_runs_the_edited_arguments(agent: Agent) -> None:
     bad = agent.run("review", thread, "--edit", "call_1", "--args", '{"path": "x.txt"}')
     assert bad.returncode == 2 and "content" in bad.stderr
     agent.server.push(text("Written."))
-    good = agent.run("review", thread, "--edit", "call_1", "--args", '{"path": "x.txt", "content": "final"}')
+    good = agent.run(
+        "review", thread, "--edit", "call_1", "--args", '{"path": "x.txt", "content": "final"}'
+    )
     assert good.returncode == 0, good.stderr
     assert (agent.workspace / "x.txt").read_text() == "final"

@@ -55,8 +55,12 @@ def make(tmp_path: Path):
     def make(replies: list[AIMessage], policy: Policy | None = None, **settings: Any) -> Session:
         model = FakeChatModel(replies=replies, calls=[])
         session = Session(
-            Settings(db=str(db), **settings), Store(db), policy or Policy(),
-            workspace=tmp_path, model=model, tools=[note, peek],
+            Settings(db=str(db), **settings),
+            Store(db),
+            policy or Policy(),
+            workspace=tmp_path,
+            model=model,
+            tools=[note, peek],
         )
         session.model = model  # for assertions on what the model was sent
         return session
@@ -76,7 +80,9 @@ def review_of(events: list) -> ReviewRequest:
 
 
 def tool_messages(session: Session) -> dict[str, ToolMessage]:
-    return {m.tool_call_id: m for m in session.state().values["messages"] if isinstance(m, ToolMessage)}
+    return {
+        m.tool_call_id: m for m in session.state().values["messages"] if isinstance(m, ToolMessage)
+    }
 
 
 def test_approve_runs_the_call_and_the_model_reads_its_result(make) -> None:
@@ -134,11 +140,28 @@ def test_two_calls_of_one_turn_get_their_own_decisions(make) -> None:
 
 
 def test_invalid_arguments_go_back_to_the_model_without_a_review(make) -> None:
-    bad_json = AIMessage(content="", invalid_tool_calls=[
-        {"name": "note", "args": '{"text": ', "id": "bad-1", "error": "Expecting value", "type": "invalid_tool_call"}
-    ])
-    s = make([bad_json, call(("note", {"txt": "typo"})), call(("nope", {})), call(("note", {"text": "ok"})), say("done")],
-             max_invalid_turns=4)
+    bad_json = AIMessage(
+        content="",
+        invalid_tool_calls=[
+            {
+                "name": "note",
+                "args": '{"text": ',
+                "id": "bad-1",
+                "error": "Expecting value",
+                "type": "invalid_tool_call",
+            }
+        ],
+    )
+    s = make(
+        [
+            bad_json,
+            call(("note", {"txt": "typo"})),
+            call(("nope", {})),
+            call(("note", {"text": "ok"})),
+            say("done"),
+        ],
+        max_invalid_turns=4,
+    )
     events = drain(s.send("go"))
     errors = [e for e in events if isinstance(e, ToolResult)]
     assert [e.status for e in errors] == ["error", "error", "error"]
@@ -171,8 +194,10 @@ def test_step_limit_ends_a_runaway_loop(make) -> None:
 
 
 def test_policy_allows_and_denies_without_asking(make) -> None:
-    s = make([call(("note", {"text": "n"}), ("peek", {"path": "p"})), say("ok")],
-             Policy.build(flag_allow=["peek"], flag_deny=["note"]))
+    s = make(
+        [call(("note", {"text": "n"}), ("peek", {"path": "p"})), say("ok")],
+        Policy.build(flag_allow=["peek"], flag_deny=["note"]),
+    )
     events = drain(s.send("go"))
     assert not any(isinstance(e, ReviewRequest) for e in events)
     assert RAN == [{"path": "p"}]
