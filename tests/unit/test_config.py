@@ -1,0 +1,94 @@
+"""Settings: precedence, validation with the file and line named, the example documents all."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from agentcli.config import FIELDS, load_settings
+from agentcli.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults_without_any_file() -> None:
+    settings = load_settings()
+    assert settings.model == "gpt-4o-mini" and settings.max_steps == 25
+    assert settings.db_path.name == "threads.db" and "agentcli" in str(settings.db_path)
+    assert settings.config_path is None
+
+
+def test_flags_beat_environment_beat_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, '[model]\nname = "from-file"\nbase_url = "http://file/v1"\n')
+    settings = load_settings(path)
+    assert (settings.model, settings.sources["model.name"]) == ("from-file", str(path))
+    monkeypatch.setenv("AGENTCLI_MODEL", "from-env")
+    settings = load_settings(path)
+    assert (settings.model, settings.sources["model.name"]) == ("from-env", "AGENTCLI_MODEL")
+    assert settings.base_url == "http://file/v1"
+    settings = load_settings(path, {"model.name": "from-flag", "model.base_url": None})
+    assert (settings.model, settings.sources["model.name"]) == ("from-flag", "flag")
+
+
+def test_default_file_location_and_agentcli_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    default = tmp_path / "xdg" / "agentcli" / "config.toml"
+    default.parent.mkdir(parents=True)
+    default.write_text("[agent]\nmax_steps = 7\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert load_settings().max_steps == 7
+    other = write(tmp_path, "[agent]\nmax_steps = 9\n")
+    monkeypatch.setenv("AGENTCLI_CONFIG", str(other))
+    assert load_settings().max_steps == 9
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[model]\nname = \n", r"is not valid TOML: .*line 2"),
+        ("[model]\nnmae = 'x'\n", r"unknown key 'model.nmae'"),
+        ("[agent]\nmax_steps = 'ten'\n", r"'agent.max_steps' must be a int"),
+        ("[agent]\nmax_steps = 0\n", r"'agent.max_steps' is out of range"),
+        ("[approval]\nallow = [1]\n", r"'approval.allow' must be a list of tool names"),
+        ("model = 'x'\n", r"'model' must be a \[section\]"),
+        ("[[approval.rules]]\ntool = 'shell'\ndecision = 'maybe'\n", r"rule 1: decision must be"),
+        ("[[approval.rules]]\ndecision = 'allow'\n", r"rule 1 needs a 'tool'"),
+    ],
+)
+def test_bad_config_names_the_file(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError, match=message) as caught:
+        load_settings(path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_named_config_file_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings(tmp_path / "missing.toml")
+
+
+def test_bad_environment_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://x/v1")
+    assert load_settings().base_url == "http://x/v1"
+
+
+def test_the_example_documents_every_key_and_loads() -> None:
+    example = (ROOT / "config.example.toml").read_text()
+    section = None
+    documented = set()
+    for line in example.splitlines():
+        if m := re.match(r"#?\s*\[\[?([\w.]+)\]\]?", line):
+            section = m.group(1)
+            if section == "approval.rules":
+                documented.add("approval.rules")
+        elif (m := re.match(r"#?\s*(\w+)\s*=", line)) and section and "." not in section:
+            documented.add(f"{section}.{m.group(1)}")
+    assert set(FIELDS) <= documented
+    load_settings(ROOT / "config.example.toml")
