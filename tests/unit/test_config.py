@@ -38,7 +38,9 @@ def test_flags_beat_environment_beat_file(tmp_path: Path, monkeypatch: pytest.Mo
     assert (settings.model, settings.sources["model.name"]) == ("from-flag", "flag")
 
 
-def test_default_file_location_and_agentcli_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_file_location_and_agentcli_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     default = tmp_path / "xdg" / "agentcli" / "config.toml"
     default.parent.mkdir(parents=True)
     default.write_text("[agent]\nmax_steps = 7\n")
