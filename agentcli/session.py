@@ -6,6 +6,8 @@ callers iterate the events and answer a ReviewRequest with `decide()`.
 
 from __future__ import annotations
 
+import queue
+import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -163,9 +165,13 @@ class Session:
         final = ""
         try:
             stream = graph.stream(
-                graph_input, config, context=context, stream_mode=["messages", "updates"]
+                graph_input,
+                config,
+                context=context,
+                stream_mode=["messages", "updates"],
+                durability="sync",  # each step is on disk before the next one starts
             )
-            for mode, chunk in stream:
+            for mode, chunk in in_background(stream):
                 if mode == "messages":
                     message, meta = chunk
                     if meta.get("langgraph_node") == "agent" and isinstance(message, AIMessage):
@@ -197,7 +203,9 @@ class Session:
             self._record(self.state(), str(error))
             raise error from exc
         except BaseException:  # Ctrl-C, or the consumer stopped reading: keep the index true
-            self._record(self.state())
+            snapshot = self.state()
+            unfinished = snapshot.next and not self.pending(snapshot)
+            self._record(snapshot, "interrupted before the run finished" if unfinished else None)
             raise
         snapshot = self.state()
         if review := self.pending(snapshot):
@@ -233,6 +241,32 @@ class Session:
             status = "awaiting_approval" if self.pending(snapshot) else "idle"
         count = len(snapshot.values.get("messages", []))
         self.store.update(self.thread_id, status=status, last_error=error, messages=count)
+
+
+def in_background(iterator: Iterator[Any]) -> Iterator[Any]:
+    """Iterate in a daemon thread, so Ctrl-C reaches the caller at once.
+
+    LangGraph runs nodes in worker threads and, when interrupted, waits for them: a
+    model request in flight would hold Ctrl-C for its whole timeout.
+    """
+    items: queue.Queue[tuple[bool, Any]] = queue.Queue()
+
+    def pump() -> None:
+        try:
+            for item in iterator:
+                items.put((False, item))
+            items.put((True, None))
+        except BaseException as exc:  # handed to the consumer, raised there
+            items.put((True, exc))
+
+    threading.Thread(target=pump, name="agentcli-run", daemon=True).start()
+    while True:
+        finished, item = items.get()
+        if finished:
+            if item is not None:
+                raise item
+            return
+        yield item
 
 
 def _usage(message: AIMessage) -> dict[str, int] | None:

@@ -66,10 +66,9 @@ class Store:
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fresh = not path.exists()
-            self.conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+            self.conn = _connect(path)
             if fresh:
                 os.chmod(path, 0o600)
-            self.conn.execute("PRAGMA journal_mode=WAL")
             self._migrate()
         except sqlite3.Error as exc:
             raise AgentcliError(f"cannot open the thread database {path}: {exc}") from None
@@ -82,7 +81,7 @@ class Store:
         if self._saver is None:
             from langgraph.checkpoint.sqlite import SqliteSaver
 
-            self._saver = SqliteSaver(self.conn)
+            self._saver = SqliteSaver(_connect(self.path))
         return self._saver
 
     def _migrate(self) -> None:
@@ -147,6 +146,15 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+        if self._saver is not None:
+            self._saver.conn.close()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """WAL and a busy timeout, so readers never block and writers wait their turn."""
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    return conn
 
 
 def _escape_like(text: str) -> str:

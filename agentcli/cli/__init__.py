@@ -50,6 +50,12 @@ def main() -> None:
     project's errors become one line on stderr with their exit code, here and only here."""
     try:
         app()
+    except SystemExit as exc:
+        if exc.code == 130:  # Ctrl-C: what is done is on disk; do not wait for a request in flight
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
+        raise
     except AgentcliError as exc:
         _fail(exc, str(exc), exc.exit_code)
     except Exception as exc:  # a bug: still one line, unless --debug

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 
 import pexpect
 
 from tests.e2e.conftest import Agent
-from tests.scripted_server import text, tool_calls
+from tests.scripted_server import hang, text, tool_calls
 
 CHOICE = r"\[a\]pprove.*\[q\]uit >"
 PROMPT = "you>"
@@ -22,11 +23,16 @@ def tool_contents(agent: Agent, request: int) -> dict[str, str]:
 def leave(child: pexpect.spawn) -> str:
     child.expect(PROMPT)
     child.sendline("/exit")
+    return ended(child)
+
+
+def ended(child: pexpect.spawn, status: int = 0) -> str:
+    """Wait for the resume hint and the exit; the thread id from the hint."""
     child.expect(r"agentcli resume (\w+)")
     thread = child.match.group(1)
     child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 0
+    assert child.exitstatus == status or child.signalstatus
     return thread
 
 
@@ -127,11 +133,8 @@ def test_quit_leaves_the_call_pending_and_resume_shows_it_first(agent: Agent) ->
     child = agent.spawn("chat", "write later.txt")
     child.expect(CHOICE)
     child.sendline("q")
-    child.expect(r"waiting for review: agentcli resume (\w+)")
-    thread = child.match.group(1)
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
+    child.expect("waiting for review")
+    thread = ended(child)
     assert not (agent.workspace / "later.txt").exists()
 
     agent.server.push(text("Done at last."))
@@ -168,14 +171,24 @@ def test_ctrl_d_leaves_and_history_carries_over(agent: Agent) -> None:
     child.expect("Hello Ann.")
     child.expect(PROMPT)
     child.sendeof()
-    child.expect(r"agentcli resume (\w+)")
-    thread = child.match.group(1)
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
+    thread = ended(child)
 
     child = agent.spawn("chat", "--thread", thread, "who am I?")
     child.expect("You are Ann.")
     leave(child)
     contents = [m["content"] for m in agent.server.requests[1]["messages"]]
     assert contents[-3:] == ["I am Ann", "Hello Ann.", "who am I?"]
+
+
+def test_ctrl_c_while_the_model_thinks_exits_130_and_the_message_survives(agent: Agent) -> None:
+    agent.server.push(hang(30))
+    child = agent.spawn("chat", "a slow question")
+    child.expect("a slow question|thread")
+    time.sleep(1.5)  # the request is under way
+    child.sendintr()
+    thread = ended(child, 130)
+    assert child.exitstatus == 130
+    agent.server.push(text("Quick answer."))
+    retried = agent.run("run", "--thread", thread)
+    assert retried.returncode == 0, retried.stderr
+    assert retried.stdout.strip() == "Quick answer."

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import signal
 import socket
+import subprocess
+import time
 
-from tests.e2e.conftest import Agent
-from tests.scripted_server import error, text
+from tests.e2e.conftest import AGENTCLI, Agent
+from tests.scripted_server import error, hang, text
 
 
 def one_line(stderr: str) -> str:
@@ -106,3 +109,31 @@ def test_server_error_is_one_line(agent: Agent) -> None:
     result = agent.run("run", "hi")
     assert result.returncode == 1
     assert "400: context length exceeded" in one_line(result.stderr)
+
+
+def test_ctrl_c_during_run_exits_130_at_once_and_run_thread_retries(agent: Agent) -> None:
+    agent.server.push(hang(30))
+    child = subprocess.Popen(
+        [AGENTCLI, "run", "slow one", "-o", "json"],
+        env=agent.env,
+        cwd=agent.workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while not agent.server.requests and time.monotonic() < deadline:
+        time.sleep(0.1)
+    child.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    child.wait(timeout=10)
+    assert child.returncode == 130
+    assert time.monotonic() - started < 5  # not held by the request in flight
+    row = json.loads(agent.run("threads", "list", "--json").stdout)[0]
+    assert (row["status"], row["last_error"]) == ("error", "interrupted before the run finished")
+    thread = row["thread_id"]
+    agent.server.push(text("Done now."))
+    retried = agent.run("run", "--thread", thread)
+    assert retried.returncode == 0, retried.stderr
+    assert retried.stdout.strip() == "Done now."
+    assert agent.server.requests[-1]["messages"][-1]["content"] == "slow one"
