@@ -31,6 +31,11 @@ class Verdict:
         verb = {"allow": "allowed", "deny": "denied", "ask": "needs review"}[self.decision]
         return f"{verb} by {self.by}"
 
+    @property
+    def refusal(self) -> str:
+        """What the model reads for a denied call."""
+        return f"{self.reason}: this call was not run"
+
 
 @dataclass(frozen=True)
 class Rule:

@@ -89,8 +89,7 @@ def make_review_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph n
             if verdict.decision == "allow":
                 approved.append(call)
             elif verdict.decision == "deny":
-                text = f"{verdict.reason}: this call was not run"
-                replies.append(ToolMessage(text, tool_call_id=call["id"], name=call["name"]))
+                replies.append(_refused(call, verdict.refusal))
             else:
                 waiting.append((call, verdict.reason))
 
@@ -115,8 +114,7 @@ def make_review_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph n
                     edited[call["id"]] = args
                     approved.append({**call, "args": args})
                 else:
-                    text = decision.get("message") or REJECTED
-                    replies.append(ToolMessage(text, tool_call_id=call["id"], name=call["name"]))
+                    replies.append(_refused(call, decision.get("message") or REJECTED))
 
         update: dict[str, Any] = {"messages": replies, "invalid_turns": invalid_turns}
         if edited:  # the history shows what really ran: same message id, new arguments
@@ -135,6 +133,11 @@ def make_review_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph n
         return Command(update=update, goto=sends)
 
     return review
+
+
+def _refused(call: ToolCall, text: str) -> ToolMessage:
+    """A call that did not run: rejected, denied, or answered with feedback."""
+    return ToolMessage(text, tool_call_id=call["id"] or "", name=call["name"], status="error")
 
 
 def _error(call_id: str | None, name: str, problem: str) -> ToolMessage:

@@ -125,8 +125,7 @@ class Session:
         elif pending := self.pending():
             raise UsageError(
                 f"thread {self.thread_id} has {len(pending.action_requests)} call(s) awaiting"
-                " review:"
-                f" decide them first (agentcli review {self.thread_id})"
+                f" review: decide them first (agentcli review {self.thread_id})"
             )
         return self._drive({"messages": [HumanMessage(text)], "invalid_turns": 0})
 
@@ -145,9 +144,7 @@ class Session:
             if verdict.decision == "allow":
                 decisions.append({"type": "approve"})
             else:
-                decisions.append(
-                    {"type": "reject", "message": f"{verdict.reason}: this call was not run"}
-                )
+                decisions.append({"type": "reject", "message": verdict.refusal})
         return decisions
 
     def resume(self) -> Iterator[Event]:
