@@ -1,8 +1,8 @@
-"""The agent graph: agent -> review -> tools (one task per approved call) -> agent."""
+"""The agent graph: agent -> review [-> approve] -> tools (one task per call) -> agent."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -13,7 +13,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from agentcli.review import make_review_node
+from agentcli.review import make_review_nodes
 from agentcli.state import AgentState, RunContext
 
 SYSTEM = """You are agentcli, an assistant working in a terminal on the user's machine.
@@ -33,9 +33,15 @@ def steps_since_user(messages: Sequence[BaseMessage]) -> int:
     return count
 
 
-def build_graph(model: BaseChatModel, tools: Sequence[BaseTool]) -> StateGraph[Any, Any, Any, Any]:
-    """The uncompiled graph; the caller compiles it with its checkpointer."""
-    bound = model.bind_tools(list(tools)) if tools else model
+def build_graph(
+    model: Callable[[], BaseChatModel], tools: Sequence[BaseTool]
+) -> StateGraph[Any, Any, Any, Any]:
+    """The uncompiled graph; the caller compiles it with its checkpointer.
+
+    `model` is called when the agent first needs it, so reading a thread's state never
+    builds a client (nor needs an API key).
+    """
+    bound: list[Any] = []
 
     def agent(state: AgentState, runtime: Runtime[RunContext]) -> Command:
         ctx = runtime.context
@@ -45,13 +51,18 @@ def build_graph(model: BaseChatModel, tools: Sequence[BaseTool]) -> StateGraph[A
         prompt = SYSTEM.format(workspace=ctx.workspace)
         if ctx.system_prompt:
             prompt += "\n\n" + ctx.system_prompt
-        reply = bound.invoke([SystemMessage(prompt), *messages])
+        if not bound:
+            chat = model()
+            bound.append(chat.bind_tools(list(tools)) if tools else chat)
+        reply = bound[0].invoke([SystemMessage(prompt), *messages])
         calls = isinstance(reply, AIMessage) and (reply.tool_calls or reply.invalid_tool_calls)
         return Command(update={"messages": [reply]}, goto="review" if calls else END)
 
     builder = StateGraph(AgentState, context_schema=RunContext)
     builder.add_node("agent", agent, destinations=("review", END))
-    builder.add_node("review", make_review_node(tools), destinations=("tools", "agent", END))
+    review, approve = make_review_nodes(tools)
+    builder.add_node("review", review, destinations=("approve", "tools", "agent", END))
+    builder.add_node("approve", approve, destinations=("tools", "agent"))
     builder.add_node("tools", ToolNode(list(tools), handle_tool_errors=True))
     builder.add_edge(START, "agent")
     builder.add_edge("tools", "agent")

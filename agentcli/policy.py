@@ -32,6 +32,13 @@ class Verdict:
         return f"{verb} by {self.by}"
 
     @property
+    def who(self) -> str:
+        """Who decided: a flag, a rule the person wrote, or the person (`A`, or asking)."""
+        if self.by.startswith("flag"):
+            return "flag"
+        return "rule" if self.by.startswith(("config", "rule")) else "person"
+
+    @property
     def refusal(self) -> str:
         """What the model reads for a denied call."""
         return f"{self.reason}: this call was not run"
@@ -115,19 +122,20 @@ def matches(tool: str, args: Mapping[str, Any], pattern: str, decision: Decision
         parts = shell_commands(str(args.get("command", "")))
         if decision == "allow":
             return parts is not None and len(parts) == 1 and fnmatch.fnmatchcase(parts[0], pattern)
-        candidates = parts or [str(args.get("command", ""))]
+        candidates = [part for part in parts or [] if part] or [str(args.get("command", ""))]
         return any(fnmatch.fnmatchcase(part, pattern) for part in candidates)
     subject = main_argument(tool, args)
     return subject is not None and fnmatch.fnmatchcase(subject, pattern)
 
 
 def main_argument(tool: str, args: Mapping[str, Any]) -> str | None:
+    """What a rule's `match` is tested against: the command, the URL's host, or the path."""
     if tool == "shell":
         return str(args.get("command", ""))
-    if tool in FILE_TOOLS:
+    if "url" in args:
+        return urlsplit(str(args["url"])).hostname or ""
+    if "path" in args or tool in FILE_TOOLS:
         return posixpath.normpath(str(args.get("path", ".")))
-    if tool == "fetch_url":
-        return urlsplit(str(args.get("url", ""))).hostname or ""
     return None
 
 
@@ -150,4 +158,4 @@ def shell_commands(command: str) -> list[str] | None:
                 parts[-1].append(token)
     except ValueError:  # unbalanced quotes
         return None
-    return [" ".join(words) for words in parts if words]
+    return [" ".join(words) for words in parts]  # an operator always makes a second part

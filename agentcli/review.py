@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
@@ -63,76 +65,143 @@ def review_request(calls: Sequence[tuple[ToolCall, str]]) -> dict[str, Any]:
     }
 
 
-def make_review_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph node
+@dataclass
+class Turn:
+    """What one review decides: tool messages, the calls to run, and an audit record each."""
+
+    replies: list[ToolMessage] = field(default_factory=list)
+    approved: list[ToolCall] = field(default_factory=list)
+    audit: list[dict[str, Any]] = field(default_factory=list)
+
+    def run(self, call: ToolCall, decision: str, who: str, by: str, args: Any = None) -> None:
+        ran = call if args is None else {**call, "args": args}
+        self.approved.append(ran)
+        self._note(call, decision, who, by, ran_args=ran["args"])
+
+    def refuse(self, call: ToolCall, decision: str, who: str, by: str, text: str) -> None:
+        self.replies.append(_refused(call, text))
+        self._note(call, decision, who, by, feedback=text if decision == "feedback" else None)
+
+    def invalid(self, call_id: str | None, name: str, args: Any, problem: str) -> None:
+        self.replies.append(_error(call_id, name, problem))
+        self._note({"id": call_id, "name": name, "args": args}, "invalid", "agentcli", problem)
+
+    def update(self, **extra: Any) -> dict[str, Any]:
+        return {"messages": self.replies, "audit": self.audit, **extra}
+
+    def next(self) -> Any:
+        """One ToolNode task per call to run, or straight back to the model."""
+        if not self.approved:
+            return "agent"
+        return [
+            Send("tools", {"__type": "tool_call_with_context", "tool_call": call, "state": {}})
+            for call in self.approved
+        ]
+
+    def _note(self, call: Any, decision: str, who: str, by: str, **extra: Any) -> None:
+        self.audit.append(
+            {
+                "call_id": call["id"],
+                "tool": call["name"],
+                "args": call["args"],
+                "decision": decision,
+                "who": who,
+                "by": by,
+                "ran_args": None,
+                "feedback": None,
+                "at": datetime.now(UTC).isoformat(timespec="seconds"),
+                **extra,
+            }
+        )
+
+
+STOPPED = "not run: the run stopped after too many invalid tool calls"
+
+
+def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGraph nodes
+    """`review` validates and applies the policy; `approve` asks a person for the rest.
+
+    They are two nodes so that the policy's verdicts are saved before the interrupt: a
+    resume (maybe by another process with other flags) answers exactly what was asked.
+    """
     by_name = {tool.name: tool for tool in tools}
 
     def review(state: AgentState, runtime: Runtime[RunContext]) -> Command:
         ctx = runtime.context
-        message = state["messages"][-1]
-        assert isinstance(message, AIMessage), "review follows an assistant message"
-        replies: list[ToolMessage] = []
-        approved: list[ToolCall] = []
-        waiting: list[tuple[ToolCall, str]] = []
-        invalid = False
-
+        message = _last_assistant(state["messages"])
+        turn = Turn()
+        asking: list[dict[str, Any]] = []
         for bad in message.invalid_tool_calls:
-            invalid = True
             detail = f"the arguments are not valid JSON ({bad.get('error') or 'parse error'})"
-            replies.append(_error(bad.get("id") or "", bad.get("name") or "unknown", detail))
+            turn.invalid(bad.get("id"), bad.get("name") or "unknown", bad.get("args"), detail)
         for call in message.tool_calls:
             problem = validate_args(by_name.get(call["name"]), call["args"], list(by_name))
             if problem:
-                invalid = True
-                replies.append(_error(call["id"], call["name"], problem))
+                turn.invalid(call["id"], call["name"], call["args"], problem)
                 continue
             verdict = ctx.policy.decide(call["name"], call["args"], state.get("allowed_tools", []))
             if verdict.decision == "allow":
-                approved.append(call)
+                turn.run(call, "allowed", verdict.who, verdict.by)
             elif verdict.decision == "deny":
-                replies.append(_refused(call, verdict.refusal))
+                turn.refuse(call, "denied", verdict.who, verdict.by, verdict.refusal)
             else:
-                waiting.append((call, verdict.reason))
+                asking.append({"call": call, "reason": verdict.reason})
 
+        invalid = any(record["decision"] == "invalid" for record in turn.audit)
         invalid_turns = state.get("invalid_turns", 0) + 1 if invalid else 0
+        if invalid_turns >= ctx.max_invalid_turns:  # every call still gets its tool message
+            for call in [*turn.approved, *(item["call"] for item in asking)]:
+                turn.refuse(call, "denied", "agentcli", "max_invalid_turns", STOPPED)
+            turn.approved = []
+            return Command(update=turn.update(invalid_turns=invalid_turns), goto=END)
+        if asking:
+            update = turn.update(invalid_turns=invalid_turns)
+            update["review"] = {"allowed": turn.approved, "asking": asking}
+            return Command(update=update, goto="approve")
+        return Command(update=turn.update(invalid_turns=invalid_turns), goto=turn.next())
+
+    def approve(state: AgentState) -> Command:
+        pending = state["review"]
+        assert pending is not None, "approve follows a review that asked"
+        asking = [(item["call"], item["reason"]) for item in pending["asking"]]
+        answer = interrupt(review_request(asking))
+        turn = Turn(approved=list(pending["allowed"]))
         remember: list[str] = []
         edited: dict[str | None, dict[str, Any]] = {}
-        if waiting:
-            answer = interrupt(review_request(waiting))
-            decisions = _decisions(answer, len(waiting))
-            for (call, _), decision in zip(waiting, decisions, strict=True):
-                kind = decision["type"]
-                if kind == "approve":
-                    approved.append(call)
-                    if decision.get("always"):
-                        remember.append(call["name"])
-                elif kind == "edit":
-                    args = decision["edited_action"]["args"]
-                    problem = validate_args(by_name[call["name"]], args)
-                    if problem:
-                        replies.append(_error(call["id"], call["name"], f"edited {problem}"))
-                        continue
-                    edited[call["id"]] = args
-                    approved.append({**call, "args": args})
-                else:
-                    replies.append(_refused(call, decision.get("message") or REJECTED))
-
-        update: dict[str, Any] = {"messages": replies, "invalid_turns": invalid_turns}
+        for (call, _), decision in zip(asking, _decisions(answer, len(asking)), strict=True):
+            who, by = decision.get("who", "person"), decision.get("by", "person")
+            kind = decision["type"]
+            if kind == "approve":
+                turn.run(call, "approved" if who == "person" else "allowed", who, by)
+                if decision.get("always"):
+                    remember.append(call["name"])
+            elif kind == "edit":
+                args = decision["edited_action"]["args"]
+                problem = validate_args(by_name.get(call["name"]), args, list(by_name))
+                if problem:
+                    turn.invalid(call["id"], call["name"], args, f"edited {problem}")
+                    continue
+                edited[call["id"]] = args
+                turn.run(call, "edited", who, by, args)
+            elif decision.get("message"):
+                outcome = "feedback" if who == "person" else "denied"
+                turn.refuse(call, outcome, who, by, decision["message"])
+            else:
+                turn.refuse(call, "rejected", who, by, REJECTED)
+        update = turn.update(review=None)
         if edited:  # the history shows what really ran: same message id, new arguments
+            message = _last_assistant(state["messages"])
             calls = [{**c, "args": edited.get(c["id"], c["args"])} for c in message.tool_calls]
-            update["messages"] = [message.model_copy(update={"tool_calls": calls}), *replies]
+            update["messages"] = [message.model_copy(update={"tool_calls": calls}), *turn.replies]
         if remember:
             update["allowed_tools"] = remember
-        if invalid_turns >= ctx.max_invalid_turns:
-            return Command(update=update, goto=END)
-        if not approved:
-            return Command(update=update, goto="agent")
-        sends = [
-            Send("tools", {"__type": "tool_call_with_context", "tool_call": call, "state": {}})
-            for call in approved
-        ]
-        return Command(update=update, goto=sends)
+        return Command(update=update, goto=turn.next())
 
-    return review
+    return review, approve
+
+
+def _last_assistant(messages: Sequence[Any]) -> AIMessage:
+    return next(m for m in reversed(messages) if isinstance(m, AIMessage))
 
 
 def _refused(call: ToolCall, text: str) -> ToolMessage:

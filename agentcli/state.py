@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -20,6 +21,8 @@ class AgentState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
     allowed_tools: Annotated[list[str], _union]  # tools the person allowed with `A`
     invalid_turns: int  # consecutive model turns with an invalid call
+    audit: Annotated[list[dict[str, Any]], operator.add]  # one record per decided call
+    review: dict[str, Any] | None  # the policy's verdicts, while a person decides the rest
 
 
 @dataclass

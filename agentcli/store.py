@@ -84,6 +84,13 @@ class Store:
             self._saver = SqliteSaver(_connect(self.path))
         return self._saver
 
+    def values(self, thread_id: str) -> dict[str, Any]:
+        """The thread's latest saved state (messages, audit, ...), read without a graph."""
+        saved = self.saver.get_tuple(
+            {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        )
+        return dict(saved.checkpoint["channel_values"]) if saved else {}
+
     def _migrate(self) -> None:
         with self.conn:
             self.conn.execute(

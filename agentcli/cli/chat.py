@@ -147,7 +147,10 @@ class Chat:
         decisions = s.policy_decisions(review)
         if decisions is None:
             decisions = ask_decisions(self.console, review, s.check_edit, s.workspace)
-        return None if decisions is None else s.decide(decisions)
+            if decisions is None:
+                return None
+            decisions = [{**decision, "by": "terminal"} for decision in decisions]
+        return s.decide(decisions)
 
     def _bye(self, pending: bool) -> None:
         s = self.session

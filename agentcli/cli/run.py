@@ -149,7 +149,7 @@ def _decisions(
             decisions.append({"type": "approve"})
         else:
             raise UsageError(f"call {call_id} has no decision: name it, or use 'all'")
-    return decisions
+    return [{**decision, "by": "agentcli review"} for decision in decisions]
 
 
 def _list_pending(pending: ReviewRequest | None, as_json: bool) -> None:

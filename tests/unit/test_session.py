@@ -2,70 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langchain_core.tools import tool
 
-from agentcli.config import Settings
 from agentcli.errors import RunStopped, UsageError
 from agentcli.events import AssistantMessage, Done, ReviewRequest, ToolResult
 from agentcli.policy import Policy
 from agentcli.session import Session
-from agentcli.store import Store
-from tests.fakes import FakeChatModel, call, say
-
-RAN: list[dict[str, Any]] = []
-
-
-@tool
-def note(text: str, times: int = 1) -> str:
-    """Write a note.
-
-    Args:
-        text: the note
-        times: how many times
-    """
-    RAN.append({"text": text, "times": times})
-    return f"noted {text!r} x{times}"
-
-
-@tool
-def peek(path: str) -> str:
-    """Look at a path.
-
-    Args:
-        path: what to look at
-    """
-    RAN.append({"path": path})
-    return f"looked at {path}"
-
-
-@pytest.fixture(autouse=True)
-def _clear() -> None:
-    RAN.clear()
-
-
-@pytest.fixture
-def make(tmp_path: Path):
-    db = tmp_path / "threads.db"
-
-    def make(replies: list[AIMessage], policy: Policy | None = None, **settings: Any) -> Session:
-        model = FakeChatModel(replies=replies, calls=[])
-        session = Session(
-            Settings(db=str(db), **settings),
-            Store(db),
-            policy or Policy(),
-            workspace=tmp_path,
-            model=model,
-            tools=[note, peek],
-        )
-        session.model = model  # for assertions on what the model was sent
-        return session
-
-    return make
+from tests.fakes import call, say
+from tests.unit.conftest import RAN
 
 
 def drain(events) -> list:
@@ -95,7 +40,7 @@ def test_approve_runs_the_call_and_the_model_reads_its_result(make) -> None:
     assert RAN == [{"text": "hi", "times": 1}]
     assert [e.content for e in events if isinstance(e, ToolResult)] == ["noted 'hi' x1"]
     assert events[-1] == Done(s.thread_id, "done", "done", {})
-    assert isinstance(s.model.calls[-1][-1], ToolMessage)
+    assert isinstance(s.model().calls[-1][-1], ToolMessage)
     assert s.store.resolve(s.thread_id).status == "idle"
 
 
@@ -116,7 +61,7 @@ def test_feedback_is_given_verbatim_and_the_call_does_not_run(make) -> None:
     drain(s.decide([{"type": "reject", "message": "use a longer note, please"}]))
     assert RAN == []
     assert tool_messages(s)[call_id].content == "use a longer note, please"
-    assert s.model.calls[-1][-1].content == "use a longer note, please"
+    assert s.model().calls[-1][-1].content == "use a longer note, please"
 
 
 def test_reject_tells_the_model_and_does_not_run(make) -> None:
@@ -236,10 +181,10 @@ def test_a_failed_model_call_keeps_the_message_and_can_be_retried(make) -> None:
     row = s.store.resolve(s.thread_id)
     assert row.status == "error" and "no reply scripted" in (row.last_error or "")
     assert [m.content for m in s.state().values["messages"]] == ["remember me"]
-    s.model.replies.append(say("here I am"))
+    s.model().replies.append(say("here I am"))
     events = drain(s.resume())
     assert events[-1].final == "here I am"
-    assert isinstance(s.model.calls[-1][-1], HumanMessage)
+    assert isinstance(s.model().calls[-1][-1], HumanMessage)
     assert s.store.resolve(s.thread_id).status == "idle"
 
 
@@ -250,3 +195,30 @@ def test_usage_and_assistant_events(make) -> None:
     events = drain(s.send("hi"))
     assert any(isinstance(e, AssistantMessage) and e.text == "hello" for e in events)
     assert events[-1].usage == {"input_tokens": 7, "output_tokens": 3, "total_tokens": 10}
+
+
+def test_a_resume_answers_what_was_asked_whatever_the_new_flags(make) -> None:
+    first = make(
+        [call(("peek", {"path": "p"}), ("note", {"text": "n"}))], Policy.build(flag_allow=["peek"])
+    )
+    review = review_of(drain(first.send("go")))
+    assert [r["name"] for r in review.action_requests] == ["note"]
+    second = make([say("both ran")])  # another process, without --approve peek
+    second.open(first.thread_id)
+    assert [r["name"] for r in second.pending().action_requests] == ["note"]
+    events = drain(second.decide([{"type": "approve"}]))
+    assert events[-1].final == "both ran"
+    assert sorted(RAN, key=str) == [{"path": "p"}, {"text": "n", "times": 1}]
+
+
+def test_stopping_on_invalid_calls_still_answers_every_call(make) -> None:
+    turns = [call(("note", {"bad": i}), ("peek", {"path": str(i)})) for i in range(2)]
+    s = make([*turns, say("recovered")], Policy.build(auto_approve=True), max_invalid_turns=2)
+    with pytest.raises(RunStopped):
+        drain(s.send("go"))
+    messages = s.state().values["messages"]
+    asked = {c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls}
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    assert asked == answered
+    assert len(RAN) == 1  # the valid call of the first turn ran; the second was not run
+    assert drain(s.send("again"))[-1].final == "recovered"
