@@ -7,6 +7,7 @@ validation, `config show` and config.example.toml all speak about the same list.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,12 +54,27 @@ FIELDS: dict[str, Field] = {
             "shell_timeout": Field("shell_timeout", float),
             "max_output_chars": Field("max_output_chars", int),
             "allow_private_urls": Field("allow_private_urls", bool),
+            "enabled": Field("enabled", list),
+            "disabled": Field("disabled", list),
+            "modules": Field("modules", list),
         },
+        "mcp": {"servers": Field("mcp_servers", dict)},
     }.items()
     for name, fld in entries.items()
 }
 
 SECRET_KEYS = {"model.api_key"}
+
+# List keys whose items must be strings, and what the items are.
+STRING_LISTS = {
+    "approval.allow": "tool names",
+    "approval.deny": "tool names",
+    "tools.enabled": "tool names",
+    "tools.disabled": "tool names",
+    "tools.modules": "module names or .py file paths",
+}
+SERVER_KEYS = {"command": str, "args": list, "env": dict, "url": str, "headers": dict}
+SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def config_dir() -> Path:
@@ -94,6 +110,10 @@ class Settings:
     shell_timeout: float = 120.0
     max_output_chars: int = 30_000
     allow_private_urls: bool = False
+    enabled: list[str] = field(default_factory=list)
+    disabled: list[str] = field(default_factory=list)
+    modules: list[str] = field(default_factory=list)
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     config_path: Path | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
@@ -123,6 +143,7 @@ def load_settings(
     kwargs = {FIELDS[key].attr: value for key, value in values.items()}
     settings = Settings(config_path=path if path.exists() else None, sources=sources, **kwargs)
     _check_rules(settings.rules, sources.get("approval.rules", "config"))
+    _check_servers(settings.mcp_servers, sources.get("mcp.servers", "config"))
     return settings
 
 
@@ -160,9 +181,8 @@ def _coerce(key: str, value: Any, origin: str, from_env: bool = False) -> Any:
     ok = isinstance(value, want) or (want is float and isinstance(value, int))
     if not ok or (want is int and isinstance(value, bool)):
         raise ConfigError(f"{origin}: '{key}' must be a {want.__name__}, not {value!r}")
-    if want is list and key in ("approval.allow", "approval.deny"):
-        if not all(isinstance(item, str) for item in value):
-            raise ConfigError(f"{origin}: '{key}' must be a list of tool names")
+    if key in STRING_LISTS and not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{origin}: '{key}' must be a list of {STRING_LISTS[key]}")
     if want in (int, float) and value < (1 if key.startswith("agent.") else 0):
         raise ConfigError(f"{origin}: '{key}' is out of range: {value!r}")
     return float(value) if want is float else value
@@ -177,3 +197,35 @@ def _check_rules(rules: list[Any], origin: str) -> None:
         unknown = set(rule) - {"tool", "match", "decision"}
         if unknown or not isinstance(rule.get("match", ""), str):
             raise ConfigError(f"{origin}: approval rule {i}: only tool, match and decision")
+
+
+def _check_servers(servers: dict[str, Any], origin: str) -> None:
+    """Each [mcp.servers.NAME] table: `command` (+ `args`, `env`) or `url` (+ `headers`)."""
+    for name, server in servers.items():
+        where = f"{origin}: mcp server '{name}'"
+        if not SERVER_NAME.fullmatch(name):
+            raise ConfigError(f"{where}: the name may only use letters, digits, '_' and '-'")
+        if not isinstance(server, dict):
+            raise ConfigError(f"{where} must be a [mcp.servers.{name}] table")
+        if ("command" in server) == ("url" in server):
+            raise ConfigError(f"{where} needs either 'command' (stdio) or 'url' (HTTP)")
+        allowed = ("command", "args", "env") if "command" in server else ("url", "headers")
+        for key, value in server.items():
+            if key not in allowed:
+                raise ConfigError(f"{where}: unknown key '{key}' (allowed: {', '.join(allowed)})")
+            if not _server_value_ok(value, SERVER_KEYS[key]):
+                kind = {str: "a non-empty string", list: "a list of strings"}
+                raise ConfigError(
+                    f"{where}: '{key}' must be {kind.get(SERVER_KEYS[key], 'a table of strings')}"
+                )
+        if not server.get("url", "http://").startswith(("http://", "https://")):
+            raise ConfigError(f"{where}: 'url' must start with http:// or https://")
+
+
+def _server_value_ok(value: Any, want: type) -> bool:
+    """A non-empty string, a list of strings or a table of strings, as `want` says."""
+    if isinstance(value, str):
+        return want is str and bool(value)
+    if isinstance(value, dict):
+        return want is dict and all(isinstance(item, str) for item in value.values())
+    return want is list and isinstance(value, list) and all(isinstance(i, str) for i in value)

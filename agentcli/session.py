@@ -46,10 +46,11 @@ class Session:
         model: BaseChatModel | None = None,
         tools: Sequence[BaseTool] | None = None,
     ) -> None:
+        self.warnings: list[str] = []  # from loading the tools: for the caller to show
         if tools is None:
-            from tools.registry import builtin_tools
+            from agentcli.toolset import load_tools
 
-            tools = builtin_tools()
+            tools = [item.tool for item in load_tools(settings, warn=self.warnings.append)]
         self.settings = settings
         self.store = store
         self.policy = policy
@@ -73,11 +74,16 @@ class Session:
             self.store.update(self.thread_id, workspace=str(self.workspace))
         return self.row
 
+    def model(self) -> BaseChatModel:
+        """The chat model, made on first use: a bad model config fails here, before a run."""
+        if self._model is None:
+            self._model = make_model(self.settings)
+        return self._model
+
     @property
     def graph(self) -> Any:
         if self._graph is None:
-            model = self._model or make_model(self.settings)
-            builder = build_graph(model, list(self.tools.values()))
+            builder = build_graph(self.model, list(self.tools.values()))
             self._graph = builder.compile(checkpointer=self.store.saver)
         return self._graph
 
@@ -117,6 +123,7 @@ class Session:
 
     def send(self, text: str) -> Iterator[Event]:
         """A new user message. A thread with calls awaiting review must decide them first."""
+        self.model()
         if self.row is None:
             title = " ".join(text.split())[:TITLE_CHARS] or "(empty)"
             self.row = self.store.create(
@@ -141,10 +148,11 @@ class Session:
             verdict = self.policy.decide(request["name"], request["args"], allowed)
             if verdict.decision == "ask":
                 return None
+            who = {"who": verdict.who, "by": verdict.by}
             if verdict.decision == "allow":
-                decisions.append({"type": "approve"})
+                decisions.append({"type": "approve", **who})
             else:
-                decisions.append({"type": "reject", "message": verdict.refusal})
+                decisions.append({"type": "reject", "message": verdict.refusal, **who})
         return decisions
 
     def resume(self) -> Iterator[Event]:
@@ -157,6 +165,7 @@ class Session:
         return validate_args(self.tools.get(name), args, list(self.tools))
 
     def _drive(self, graph_input: Any) -> Iterator[Event]:
+        self.model()
         graph, config, context = self.graph, self.config, self.context()
         usage: dict[str, int] = {}
         final = ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -68,6 +69,11 @@ class Common:
         return Store(settings.db_path)
 
 
+def warn(message: str) -> None:
+    """One warning line on stderr: something is off, but the command goes on."""
+    print(f"agentcli: warning: {message}", file=sys.stderr)
+
+
 def make_policy(
     settings: Settings, auto_approve: bool, approve: list[str] | None, deny: list[str] | None
 ) -> Policy:
@@ -98,6 +104,8 @@ def open_session(
         raise UsageError(f"--workspace {workspace} is not a directory")
     policy = make_policy(settings, auto_approve, approve, deny)
     session = Session(settings, common.store(settings), policy, workspace=workspace)
+    for message in session.warnings:
+        warn(message)
     for flag, names in (("--approve", approve), ("--deny", deny)):
         unknown = sorted(set(names or ()) - set(session.tools))
         if unknown:

@@ -18,6 +18,7 @@ from agentcli.cli.common import (
     ModelOpt,
     WorkspaceOpt,
     make_policy,
+    warn,
 )
 
 
@@ -32,27 +33,34 @@ def tools(
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """List the tools this session would have, with the policy each gets."""
-    from tools.registry import builtin_tools
+    """List the tools this session would have, with their source and the policy each gets."""
+    from agentcli.toolset import load_tools
 
     settings = Common(model, base_url, db, config, workspace).settings()
     policy = make_policy(settings, auto_approve, approve, deny)
     rows = []
-    for tool in builtin_tools():
-        verdict = policy.decide(tool.name, {})
-        summary = (tool.description or "").strip().splitlines()[0] if tool.description else ""
+    for item in load_tools(settings, warn=warn):
+        verdict = policy.decide(item.name, {})
+        description = (item.tool.description or "").strip()
         rows.append(
             {
-                "name": tool.name,
-                "source": "builtin",
+                "name": item.name,
+                "source": item.source,
                 "policy": verdict.decision,
                 "policy_by": verdict.by,
-                "description": summary,
+                "description": description.splitlines()[0] if description else "",
             }
         )
     if as_json:
         print(json.dumps(rows, indent=2))
         return
-    width = max(len(row["name"]) for row in rows)
+    if not rows:
+        print("no tools (see [tools] in the config)")
+        return
+    name_width = max(len(row["name"]) for row in rows)
+    source_width = max(len(row["source"]) for row in rows)
     for row in rows:
-        print(f"{row['name']:<{width}}  {row['policy']:<5}  {row['description']}")
+        print(
+            f"{row['name']:<{name_width}}  {row['source']:<{source_width}}  {row['policy']:<5}"
+            f"  {row['description']}"
+        )

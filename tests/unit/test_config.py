@@ -62,6 +62,20 @@ def test_default_file_location_and_agentcli_config(
         ("model = 'x'\n", r"'model' must be a \[section\]"),
         ("[[approval.rules]]\ntool = 'shell'\ndecision = 'maybe'\n", r"rule 1: decision must be"),
         ("[[approval.rules]]\ndecision = 'allow'\n", r"rule 1 needs a 'tool'"),
+        ("[tools]\nmodules = [1]\n", r"'tools.modules' must be a list of module names or .py"),
+        ("[tools]\ndisabled = 'shell'\n", r"'tools.disabled' must be a list, not 'shell'"),
+        ("[mcp.servers.x]\nargs = []\n", r"mcp server 'x' needs either 'command' .* or 'url'"),
+        ("[mcp.servers.x]\ncommand = 'a'\nurl = 'http://h'\n", r"needs either 'command'"),
+        ("[mcp.servers.x]\ncommand = 'a'\nheaders = {}\n", r"unknown key 'headers' \(allowed"),
+        ("[mcp.servers.x]\ncommand = ''\n", r"'command' must be a non-empty string"),
+        ("[mcp.servers.x]\ncommand = 'a'\nargs = 'b'\n", r"'args' must be a list of strings"),
+        ("[mcp.servers.x]\ncommand = 'a'\nargs = {b = 'c'}\n", r"'args' must be a list of str"),
+        ("[mcp.servers.x]\ncommand = 'a'\nargs = [1]\n", r"'args' must be a list of strings"),
+        ("[mcp.servers.x]\ncommand = 'a'\nenv = {A = 1}\n", r"'env' must be a table of strings"),
+        ("[mcp.servers.x]\nurl = 'ftp://h'\n", r"'url' must start with http:// or https://"),
+        ("[mcp.servers.'a.b']\ncommand = 'a'\n", r"mcp server 'a.b': the name may only use"),
+        ("[mcp]\nservers = 1\n", r"'mcp.servers' must be a dict"),
+        ("[mcp.servers]\nx = 1\n", r"mcp server 'x' must be a \[mcp.servers.x\] table"),
     ],
 )
 def test_bad_config_names_the_file(tmp_path: Path, text: str, message: str) -> None:
@@ -88,8 +102,8 @@ def test_the_example_documents_every_key_and_loads() -> None:
     for line in example.splitlines():
         if m := re.match(r"#?\s*\[\[?([\w.]+)\]\]?", line):
             section = m.group(1)
-            if section == "approval.rules":
-                documented.add("approval.rules")
+            if section in FIELDS or section.startswith("mcp.servers."):  # tables of tables
+                documented.add(".".join(section.split(".")[:2]))
         elif (m := re.match(r"#?\s*(\w+)\s*=", line)) and section and "." not in section:
             documented.add(f"{section}.{m.group(1)}")
     assert set(FIELDS) <= documented

@@ -1,0 +1,143 @@
+"""The tools a session has: the built-ins the config keeps, custom modules' tools, MCP tools.
+
+Config `[tools]`: `enabled` (only these built-ins, if non-empty), `disabled` (names removed,
+whatever their source) and `modules` (Python modules, or .py files relative to the config
+file's folder); `[mcp.servers.NAME]` tables add MCP servers' tools as `NAME__tool`.
+A module that fails to import, or two tools with one name, is a ConfigError; an MCP server
+that fails is a warning and the other tools still load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from langchain_core.tools import BaseTool
+
+from agentcli.asyncbridge import sync_tool
+from agentcli.config import Settings
+from agentcli.errors import ConfigError
+
+Warn = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class LoadedTool:
+    """A tool and where it came from: "builtin", "module:ENTRY" or "mcp:SERVER"."""
+
+    tool: BaseTool
+    source: str
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+
+def load_tools(settings: Settings, *, warn: Warn) -> list[LoadedTool]:
+    """Every tool a session with these settings offers the model, in a stable order."""
+    from tools.registry import builtin_tools
+
+    try:
+        builtins = builtin_tools(settings.enabled or None)
+    except ValueError as exc:
+        raise ConfigError(f"{_origin(settings, 'tools.enabled')}: 'tools.enabled': {exc}") from None
+    found = [(tool, "builtin") for tool in builtins]
+    for entry in settings.modules:
+        module = _import(entry, settings)
+        tools = _tools_of(module, entry, settings)
+        if not tools:
+            warn(f"tools.modules: {entry!r} defines no LangChain tools")
+        found += [(tool, f"module:{entry}") for tool in tools]
+    if settings.mcp_servers:
+        from agentcli.mcptools import load_servers
+
+        servers = load_servers(settings.mcp_servers, settings.max_output_chars, warn)
+        found += [(tool, f"mcp:{server}") for server, tool in servers]
+    seen: set[int] = set()  # a module may re-export a tool already loaded: the same object
+    loaded = []
+    for tool, source in found:
+        if id(tool) not in seen:
+            seen.add(id(tool))
+            loaded.append(LoadedTool(sync_tool(tool), source))
+    return _checked(loaded, settings, warn)
+
+
+def _checked(loaded: list[LoadedTool], settings: Settings, warn: Warn) -> list[LoadedTool]:
+    """The tools not disabled; two with one name are a ConfigError."""
+    names = {item.name for item in loaded}
+    unknown = [
+        name
+        for name in settings.disabled
+        if name not in names and name.split("__")[0] not in settings.mcp_servers
+    ]
+    if unknown:
+        warn(f"tools.disabled: no tool is named {', '.join(map(repr, unknown))}")
+    kept: dict[str, LoadedTool] = {}
+    for item in loaded:
+        if item.name in settings.disabled:
+            continue
+        if first := kept.get(item.name):
+            builtin = first.source == "builtin"
+            hint = " or leave the built-in out of 'tools.enabled'" if builtin else ""
+            raise ConfigError(
+                f"{_origin(settings, 'tools.modules')}: two tools are named {item.name!r}"
+                f" ({first.source} and {item.source}): rename one{hint}"
+            )
+        kept[item.name] = item
+    return list(kept.values())
+
+
+def _import(entry: str, settings: Settings) -> ModuleType:
+    """The module `entry` names: an importable module name, or a .py file's path."""
+    is_path = entry.endswith(".py") or "/" in entry or os.sep in entry
+    try:
+        if not is_path:
+            return importlib.import_module(entry)
+        base = settings.config_path.parent if settings.config_path else Path.cwd()
+        path = (base / Path(entry).expanduser()).resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"no such file {path}")
+        digest = hashlib.sha1(str(path).encode()).hexdigest()[:8]
+        name = f"_agentcli_tools_{path.stem}_{digest}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path} as a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # what dataclasses and pickling expect of a module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        return module
+    except Exception as exc:
+        reason = " ".join(str(exc).split()) or "no message"
+        raise ConfigError(
+            f"{_origin(settings, 'tools.modules')}: 'tools.modules': cannot import {entry!r}:"
+            f" {type(exc).__name__}: {reason}"
+        ) from exc
+
+
+def _tools_of(module: ModuleType, entry: str, settings: Settings) -> list[BaseTool]:
+    """The module's TOOLS list if it has one, else every module-level LangChain tool."""
+    listed = getattr(module, "TOOLS", None)
+    if listed is None:
+        return [value for value in vars(module).values() if isinstance(value, BaseTool)]
+    if not isinstance(listed, list | tuple) or not all(isinstance(t, BaseTool) for t in listed):
+        raise ConfigError(
+            f"{_origin(settings, 'tools.modules')}: 'tools.modules': {entry!r} has a TOOLS"
+            " that is not a list of LangChain tools"
+        )
+    return list(listed)
+
+
+def _origin(settings: Settings, key: str) -> str:
+    """Where a key's value came from, for error messages: the config file, usually."""
+    return settings.sources.get(key) or str(settings.config_path or "config")

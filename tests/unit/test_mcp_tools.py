@@ -1,0 +1,161 @@
+"""MCP servers' tools: loaded over stdio and HTTP, named SERVER__tool, run synchronously;
+a server that fails is a warning and the other tools still load."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcli import mcptools
+from agentcli.config import Settings
+from agentcli.toolset import LoadedTool, load_tools
+from tests.tooling import ToolEnv
+from tools.registry import BUILTIN_TOOLS
+
+SERVER = str(Path(__file__).resolve().parents[1] / "mcp_server.py")
+GOOD = {"command": sys.executable, "args": [SERVER]}
+
+
+def load(
+    servers: dict[str, dict[str, Any]], **settings: Any
+) -> tuple[dict[str, LoadedTool], list[str]]:
+    warnings: list[str] = []
+    loaded = load_tools(Settings(mcp_servers=servers, **settings), warn=warnings.append)
+    return {item.name: item for item in loaded}, warnings
+
+
+@pytest.fixture(scope="module")
+def calc() -> tuple[dict[str, LoadedTool], list[str]]:
+    """The test server's tools, loaded once for this module's tests."""
+    return load({"calc": GOOD}, enabled=["read_file"])
+
+
+def test_stdio_server_tools_are_named_and_run_like_any_tool(
+    calc: tuple[dict[str, LoadedTool], list[str]], tool_env: ToolEnv
+) -> None:
+    tools, warnings = calc
+    assert warnings == []
+    assert [(name, item.source) for name, item in tools.items()] == [
+        ("read_file", "builtin"),
+        ("calc__add", "mcp:calc"),
+        ("calc__mark", "mcp:calc"),
+    ]
+    add = tools["calc__add"].tool
+    assert add.description == "Add two integers."
+    assert add.tool_call_schema["required"] == ["a", "b"]  # type: ignore[index]
+    reply = tool_env(add, a=2, b=3)  # through a ToolNode, synchronously
+    assert (reply.content, reply.status) == ("5", "success")
+    marker = tool_env.workspace / "marker.txt"
+    assert tool_env(tools["calc__mark"].tool, path=str(marker), text="hi").status == "success"
+    assert marker.read_text() == "hi"
+
+
+def test_a_tool_error_goes_back_to_the_model_as_text(
+    calc: tuple[dict[str, LoadedTool], list[str]], tool_env: ToolEnv
+) -> None:
+    tools, _ = calc
+    reply = tool_env(tools["calc__add"].tool, a="two", b=3)
+    assert reply.status == "error"
+    assert reply.content.startswith("Error executing tool add") and "valid integer" in reply.content
+
+
+def test_results_are_capped(tool_env: ToolEnv) -> None:
+    tools, _ = load({"calc": GOOD}, enabled=["read_file"], max_output_chars=60)
+    marker = tool_env.workspace / ("x" * 200)
+    reply = tool_env(tools["calc__mark"].tool, path=str(marker))
+    assert len(reply.content) <= 60 and "characters cut" in reply.content
+
+
+def test_a_failing_server_is_a_warning_and_the_rest_still_load() -> None:
+    tools, warnings = load({"broken": {"command": "/nonexistent/agentcli-mcp"}, "calc": GOOD})
+    assert warnings == [
+        "MCP server 'broken' skipped: cannot run command '/nonexistent/agentcli-mcp': not found"
+    ]
+    assert list(tools) == [*BUILTIN_TOOLS, "calc__add", "calc__mark"]
+
+
+def test_a_server_that_exits_or_hangs_is_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mcptools, "LIST_TIMEOUT", 1.0)
+    started = time.monotonic()
+    tools, warnings = load(
+        {
+            "exits": {"command": sys.executable, "args": ["-c", "pass"]},
+            "hangs": {"command": "sleep", "args": ["30"]},
+        }
+    )
+    assert time.monotonic() - started < 10
+    assert sorted(warnings) == [
+        "MCP server 'exits' skipped: it exited or closed the connection",
+        "MCP server 'hangs' skipped: TimeoutError: no tool list within 1 s",
+    ]
+    assert list(tools) == list(BUILTIN_TOOLS)
+
+
+def test_disabled_removes_an_mcp_tool_and_a_down_servers_names_are_not_warned() -> None:
+    tools, warnings = load(
+        {"calc": GOOD, "down": {"command": "/nonexistent/x"}},
+        disabled=["calc__mark", "down__thing"],
+    )
+    assert "calc__add" in tools and "calc__mark" not in tools
+    assert len(warnings) == 1 and "'down' skipped" in warnings[0]
+
+
+def test_without_the_mcp_extra_a_warning_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "langchain_mcp_adapters", None)  # import fails
+    tools, warnings = load({"calc": GOOD, "web": {"url": "http://127.0.0.1:9/mcp"}})
+    assert warnings == [
+        "MCP servers (calc, web) skipped: the MCP client is not installed:"
+        " pip install 'agentcli[mcp]'"
+    ]
+    assert list(tools) == list(BUILTIN_TOOLS)
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen([sys.executable, SERVER, "--http", str(port)])
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("the MCP test server did not start") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_streamable_http_server(http_server: str, tool_env: ToolEnv) -> None:
+    tools, warnings = load({"web": {"url": http_server, "headers": {"X-Test": "1"}}})
+    assert warnings == [] and tools["web__add"].source == "mcp:web"
+    assert tool_env(tools["web__add"].tool, a=40, b=2).content == "42"
+
+
+def test_connections_for_the_adapter() -> None:
+    assert mcptools.connection({"command": "srv", "env": {"A": "1"}}) == {
+        "transport": "stdio",
+        "command": "srv",
+        "args": [],
+        "env": {"A": "1"},
+    }
+    assert mcptools.connection({"url": "http://h/mcp"}) == {
+        "transport": "streamable_http",
+        "url": "http://h/mcp",
+        "headers": None,
+    }
