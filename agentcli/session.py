@@ -19,7 +19,7 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 
 from agentcli.config import Settings
-from agentcli.errors import AgentcliError, RunStopped, UsageError
+from agentcli.errors import AgentcliError, RunStopped, ThreadNotFound, UsageError
 from agentcli.events import AssistantMessage, Done, Event, ReviewRequest, TextDelta, ToolResult
 from agentcli.graph import build_graph, steps_since_user
 from agentcli.model import explain, make_model
@@ -80,6 +80,13 @@ class Session:
             self._model = make_model(self.settings)
         return self._model
 
+    def open_latest(self) -> ThreadRow:
+        """Attach to the most recently updated thread of this workspace."""
+        rows = self.store.recent(1, workspace=str(self.workspace))
+        if not rows:
+            raise ThreadNotFound(f"no thread in {self.workspace} yet: start one with agentcli chat")
+        return self.open(rows[0].thread_id)
+
     @property
     def graph(self) -> Any:
         if self._graph is None:
@@ -134,6 +141,9 @@ class Session:
                 f"thread {self.thread_id} has {len(pending.action_requests)} call(s) awaiting"
                 f" review: decide them first (agentcli review {self.thread_id})"
             )
+        self.row.turns += 1
+        self.store.update(self.thread_id, turns=self.row.turns)
+        self.store.add_text(self.thread_id, self.row.turns, "user", text)
         return self._drive({"messages": [HumanMessage(text)], "invalid_turns": 0})
 
     def decide(self, decisions: list[dict[str, Any]]) -> Iterator[Event]:
@@ -197,6 +207,10 @@ class Session:
                             )
                         elif isinstance(message, AIMessage) and node == "agent":
                             final = message.text
+                            if final and self.row:
+                                self.store.add_text(
+                                    self.thread_id, self.row.turns, "assistant", final
+                                )
                             turn = _usage(message)
                             _add_usage(usage, turn)
                             calls = [dict(call) for call in message.tool_calls]

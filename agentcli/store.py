@@ -37,6 +37,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         CREATE INDEX agentcli_threads_updated ON agentcli_threads(updated_at);""",
     ),
+    (
+        "002_text",  # what people wrote and read, for search, kept apart from checkpoints
+        """CREATE TABLE agentcli_text (
+            thread_id TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            text TEXT NOT NULL
+        );
+        CREATE INDEX agentcli_text_thread ON agentcli_text(thread_id, turn);
+        ALTER TABLE agentcli_threads ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;""",
+    ),
 ]
 
 
@@ -51,6 +62,7 @@ class ThreadRow:
     model: str
     messages: int = 0
     last_error: str | None = None
+    turns: int = 0  # user messages
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,13 +95,6 @@ class Store:
 
             self._saver = SqliteSaver(_connect(self.path))
         return self._saver
-
-    def values(self, thread_id: str) -> dict[str, Any]:
-        """The thread's latest saved state (messages, audit, ...), read without a graph."""
-        saved = self.saver.get_tuple(
-            {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
-        )
-        return dict(saved.checkpoint["channel_values"]) if saved else {}
 
     def _migrate(self) -> None:
         with self.conn:
@@ -125,6 +130,8 @@ class Store:
 
     def resolve(self, id_or_prefix: str) -> ThreadRow:
         """The thread with this id, or the only one whose id starts with it."""
+        if not id_or_prefix.strip():
+            raise ThreadNotFound("no thread id given")
         rows = self._select(
             "WHERE thread_id = ? OR thread_id LIKE ? ESCAPE '\\' ORDER BY thread_id LIMIT 6",
             id_or_prefix,
@@ -133,20 +140,89 @@ class Store:
         exact = [row for row in rows if row.thread_id == id_or_prefix]
         if exact or len(rows) == 1:
             return (exact or rows)[0]
-        if not rows or not id_or_prefix:
+        if not rows:
             raise ThreadNotFound(f"no thread '{id_or_prefix}' (agentcli threads list shows them)")
         names = ", ".join(row.thread_id for row in rows[:5])
         raise ThreadNotFound(f"thread id '{id_or_prefix}' is ambiguous: {names}")
 
-    def recent(self, limit: int | None = None) -> list[ThreadRow]:
+    def recent(
+        self,
+        limit: int | None = None,
+        *,
+        status: str | None = None,
+        search: str | None = None,
+        workspace: str | None = None,
+    ) -> list[ThreadRow]:
+        """Threads newest first, optionally filtered; `search` looks at titles and messages."""
+        where, params = ["1"], []
+        if status:
+            where.append("status = ?")
+            params.append(status)
+        if workspace:
+            where.append("workspace = ?")
+            params.append(workspace)
+        if search:
+            pattern = "%" + _escape_like(search) + "%"
+            where.append(
+                "(title LIKE ? ESCAPE '\\' OR thread_id IN (SELECT thread_id FROM agentcli_text"
+                " WHERE text LIKE ? ESCAPE '\\'))"
+            )
+            params += [pattern, pattern]
         return self._select(
-            "ORDER BY updated_at DESC, rowid DESC LIMIT ?", -1 if limit is None else limit
+            f"WHERE {' AND '.join(where)} ORDER BY updated_at DESC, rowid DESC LIMIT ?",
+            *params,
+            -1 if limit is None else limit,
         )
+
+    def add_text(self, thread_id: str, turn: int, role: str, text: str) -> None:
+        with self.conn:
+            self.conn.execute(
+                "INSERT INTO agentcli_text VALUES (?, ?, ?, ?)", (thread_id, turn, role, text)
+            )
+
+    def rename(self, thread_id: str, title: str) -> None:
+        self.update(thread_id, title=title)
+
+    def delete(self, thread_id: str) -> None:
+        """The thread's checkpoints, writes, text and index row."""
+        self.saver.delete_thread(thread_id)
+        with self.conn:
+            self.conn.execute("DELETE FROM agentcli_text WHERE thread_id = ?", (thread_id,))
+            self.conn.execute("DELETE FROM agentcli_threads WHERE thread_id = ?", (thread_id,))
+
+    def copy(self, source: ThreadRow, target: str, upto: str | None, turns: int) -> ThreadRow:
+        """A new thread with the source's checkpoints up to `upto` (all if None) and the
+        text of its first `turns` user turns.
+
+        Every ancestor checkpoint and its writes are copied, so channels that are rebuilt
+        from history (DeltaChannel) rebuild the same. LangGraph's SqliteSaver has no
+        copy_thread, so this copies its two tables.
+        """
+        upto_sql, upto_param = ("", ()) if upto is None else (" AND checkpoint_id <= ?", (upto,))
+        with self.saver.conn as conn:
+            for table in ("checkpoints", "writes"):
+                columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+                rest = ", ".join(c for c in columns if c != "thread_id")
+                conn.execute(
+                    f"INSERT INTO {table} (thread_id, {rest}) SELECT ?, {rest} FROM {table}"
+                    " WHERE thread_id = ?" + upto_sql,
+                    (target, source.thread_id, *upto_param),
+                )
+        row = self.create(target, source.title, source.workspace, source.model)
+        with self.conn:
+            self.conn.execute(
+                "INSERT INTO agentcli_text SELECT ?, turn, role, text FROM agentcli_text"
+                " WHERE thread_id = ? AND turn <= ?",
+                (target, source.thread_id, turns),
+            )
+        self.update(target, turns=turns, status=source.status if upto is None else "idle")
+        row.turns = turns
+        return row
 
     def _select(self, where: str, *params: Any) -> list[ThreadRow]:
         cursor = self.conn.execute(
             "SELECT thread_id, title, status, created_at, updated_at, workspace, model, messages,"
-            f" last_error FROM agentcli_threads {where}",
+            f" last_error, turns FROM agentcli_threads {where}",
             params,
         )
         return [ThreadRow(*row) for row in cursor]

@@ -17,9 +17,11 @@ from agentcli.cli.common import (
     ConfigOpt,
     DbOpt,
     DenyOpt,
+    LastOpt,
     ModelOpt,
     ThreadOpt,
     WorkspaceOpt,
+    attach,
     open_session,
 )
 from agentcli.errors import AgentcliError
@@ -37,6 +39,7 @@ MessageArg = Annotated[str | None, typer.Argument(help="First message (else you 
 def chat(
     message: MessageArg = None,
     thread: ThreadOpt = None,
+    last: LastOpt = False,
     auto_approve: AutoApproveOpt = False,
     approve: ApproveOpt = None,
     deny: DenyOpt = None,
@@ -50,13 +53,15 @@ def chat(
     session = open_session(
         Common(model, base_url, db, config, workspace), auto_approve, approve, deny
     )
-    if thread:
-        session.open(thread)
+    attach(session, thread, last)
     Chat(session).loop(message)
 
 
 def resume(
-    thread_id: Annotated[str, typer.Argument(metavar="ID", help="Thread id or unique prefix.")],
+    thread_id: Annotated[
+        str | None,
+        typer.Argument(metavar="[ID]", help="Thread id or prefix (default: the latest here)."),
+    ] = None,
     message: MessageArg = None,
     auto_approve: AutoApproveOpt = False,
     approve: ApproveOpt = None,
@@ -71,7 +76,7 @@ def resume(
     session = open_session(
         Common(model, base_url, db, config, workspace), auto_approve, approve, deny
     )
-    session.open(thread_id)
+    attach(session, thread_id, thread_id is None)
     Chat(session).loop(message)
 
 

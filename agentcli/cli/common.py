@@ -40,6 +40,7 @@ DenyOpt = Annotated[
         "--deny", metavar="TOOL", help="Never run this tool; the model is told (repeatable)."
     ),
 ]
+LastOpt = Annotated[bool, typer.Option("--last", help="The most recent thread in this workspace.")]
 ThreadOpt = Annotated[str | None, typer.Option("--thread", "-t", help="Thread id or prefix.")]
 
 
@@ -88,6 +89,16 @@ def make_policy(
         flag_deny=deny or (),
         auto_approve=auto_approve,
     )
+
+
+def attach(session: Session, thread: str | None, last: bool) -> None:
+    """Point the session at --thread ID or --last, if given (else it starts a new thread)."""
+    if thread and last:
+        raise UsageError("--thread and --last do not go together")
+    if thread:
+        session.open(thread)
+    elif last:
+        session.open_latest()
 
 
 def open_session(

@@ -19,9 +19,11 @@ from agentcli.cli.common import (
     ConfigOpt,
     DbOpt,
     DenyOpt,
+    LastOpt,
     ModelOpt,
     ThreadOpt,
     WorkspaceOpt,
+    attach,
     open_session,
 )
 from agentcli.errors import AgentcliError, UsageError
@@ -50,6 +52,7 @@ def run(
         str | None, typer.Argument(help="The message; '-' reads it from stdin.", show_default=False)
     ] = None,
     thread: ThreadOpt = None,
+    last: LastOpt = False,
     output: OutputOpt = OutputFormat.text,
     auto_approve: AutoApproveOpt = False,
     approve: ApproveOpt = None,
@@ -68,13 +71,12 @@ def run(
         message = sys.stdin.read()
         if not message.strip():
             raise UsageError("no message on stdin")
-    if message is None and thread is None:
+    if message is None and thread is None and not last:
         raise UsageError("give a message, '-' to read it from stdin, or --thread ID to continue")
     session = open_session(
         Common(model, base_url, db, config, workspace), auto_approve, approve, deny
     )
-    if thread:
-        session.open(thread)
+    attach(session, thread, last)
     Scripted(session, output).run(message)
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from enum import StrEnum
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentcli.cli.common import BaseUrlOpt, Common, ConfigOpt, DbOpt, ModelOpt, WorkspaceOpt
+from agentcli.errors import UsageError
 
 if TYPE_CHECKING:
     from agentcli.store import Store, ThreadRow
@@ -24,15 +24,24 @@ app = typer.Typer(help="List and manage threads.", no_args_is_help=True)
 def list_threads(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array of threads.")] = False,
     limit: Annotated[int | None, typer.Option("--limit", "-n", help="Newest N only.")] = None,
+    status: Annotated[
+        str | None, typer.Option("--status", help="idle, awaiting_approval or error.")
+    ] = None,
+    search: Annotated[
+        str | None, typer.Option("--search", "-s", help="Text in the title or messages.")
+    ] = None,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     db: DbOpt = None,
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """List threads, newest first."""
+    """List threads, newest first (--workspace: only that workspace's)."""
     common = Common(model, base_url, db, config, workspace)
-    rows = common.store(common.settings()).recent(limit)
+    where = str(workspace.resolve()) if workspace else None
+    rows = common.store(common.settings()).recent(
+        limit, status=status, search=search, workspace=where
+    )
     if as_json:
         print(json.dumps([row.as_dict() for row in rows], indent=2, ensure_ascii=False))
         return
@@ -70,14 +79,18 @@ class ExportFormat(StrEnum):
 def show(
     thread_id: ThreadArg,
     as_json: Annotated[bool, typer.Option("--json", help="The transcript as JSON.")] = False,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
     db: DbOpt = None,
     config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
 ) -> None:
     """Show a thread: messages, and each tool call with its decision and result."""
+    from agentcli import history
     from agentcli.transcript import decision_text, entries
 
-    store, row = _open(db, config, thread_id)
-    turns = entries(store.values(row.thread_id))
+    store, row = _open(Common(model, base_url, db, config, workspace), thread_id)
+    turns = entries(history.values(store, row.thread_id))
     if as_json:
         print(json.dumps({"thread": row.as_dict(), "entries": turns}, indent=2, ensure_ascii=False))
         return
@@ -105,20 +118,112 @@ def export(
     fmt: Annotated[
         ExportFormat, typer.Option("--format", "-f", help="md or json.")
     ] = ExportFormat.md,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
     db: DbOpt = None,
     config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
 ) -> None:
     """Print a thread as Markdown to read, or JSON to load back."""
+    from agentcli import history
     from agentcli.transcript import to_json, to_markdown
 
-    store, row = _open(db, config, thread_id)
-    values = store.values(row.thread_id)
+    store, row = _open(Common(model, base_url, db, config, workspace), thread_id)
+    values = history.values(store, row.thread_id)
     sys.stdout.write(
         to_json(row, values) + "\n" if fmt is ExportFormat.json else to_markdown(row, values)
     )
 
 
-def _open(db: Path | None, config: Path | None, thread_id: str) -> tuple[Store, ThreadRow]:
-    common = Common(db=db, config=config)
+def _open(common: Common, thread_id: str) -> tuple[Store, ThreadRow]:
     store = common.store(common.settings())
     return store, store.resolve(thread_id)
+
+
+@app.command("delete")
+def delete(
+    thread_id: ThreadArg,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Delete a thread: its checkpoints, pending calls and index entry."""
+    store, row = _open(Common(model, base_url, db, config, workspace), thread_id)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError(f"deleting thread {row.thread_id} needs --yes when not at a terminal")
+        if not typer.confirm(f"Delete thread {row.thread_id} ({row.title})?"):
+            raise typer.Exit(1)
+    store.delete(row.thread_id)
+    print(f"deleted thread {row.thread_id}")
+
+
+@app.command("rename")
+def rename(
+    thread_id: ThreadArg,
+    title: Annotated[str, typer.Argument(help="The new title.")],
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Give a thread a new title."""
+    store, row = _open(Common(model, base_url, db, config, workspace), thread_id)
+    if not title.strip():
+        raise UsageError("the title is empty")
+    store.rename(row.thread_id, title.strip())
+    print(f"renamed thread {row.thread_id}: {title.strip()}")
+
+
+@app.command("fork")
+def fork(
+    thread_id: ThreadArg,
+    at: Annotated[
+        int | None,
+        typer.Option("--at", metavar="N", help="Start before user message N (threads history)."),
+    ] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Make a new thread from this one (its latest state, or before message N)."""
+    from agentcli import history
+    from agentcli.session import new_thread_id
+
+    store, row = _open(Common(model, base_url, db, config, workspace), thread_id)
+    new = history.fork(store, row, new_thread_id(), at)
+    print(new.thread_id)
+    print(f"forked from {row.thread_id}: agentcli resume {new.thread_id}", file=sys.stderr)
+
+
+@app.command("history")
+def show_history(
+    thread_id: ThreadArg,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON array of turns.")] = False,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """List a thread's user messages with the checkpoint before each (for fork --at N)."""
+    from dataclasses import asdict
+
+    from agentcli import history
+
+    store, row = _open(Common(model, base_url, db, config, workspace), thread_id)
+    turns = history.turns(store, row.thread_id)
+    if as_json:
+        print(json.dumps([asdict(turn) for turn in turns], indent=2, ensure_ascii=False))
+        return
+    for turn in turns:
+        text = " ".join(turn.text.split())
+        clipped = text if len(text) <= 60 else text[:59] + "…"
+        when = turn.at[:19].replace("T", " ")
+        print(f"{turn.number:>4}  {when}  {turn.checkpoint_id or '-':<36}  {clipped}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage
 
+from agentcli import history
 from agentcli.policy import Policy
 from agentcli.transcript import decision_text, entries, from_json, to_json, to_markdown
 from tests.fakes import call, say
@@ -88,7 +89,7 @@ def test_transcript_show_and_export_round_trip(make) -> None:
             ]
         )
     )
-    values = s.store.values(s.thread_id)
+    values = history.values(s.store, s.thread_id)
     turns = entries(values)
     assert [t["role"] for t in turns] == ["user", "assistant", "assistant"]
     first, second = turns[1]["calls"]
