@@ -38,6 +38,7 @@ FIELDS: dict[str, Field] = {
             "max_retries": Field("max_retries", int),
             "stream": Field("stream", bool),
             "temperature": Field("temperature", float),
+            "prices": Field("prices", dict),
         },
         "agent": {
             "max_steps": Field("max_steps", int),
@@ -113,6 +114,7 @@ class Settings:
     enabled: list[str] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
     modules: list[str] = field(default_factory=list)
+    prices: dict[str, dict[str, float]] = field(default_factory=dict)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     config_path: Path | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False)
@@ -144,6 +146,7 @@ def load_settings(
     settings = Settings(config_path=path if path.exists() else None, sources=sources, **kwargs)
     _check_rules(settings.rules, sources.get("approval.rules", "config"))
     _check_servers(settings.mcp_servers, sources.get("mcp.servers", "config"))
+    _check_prices(settings.prices, sources.get("model.prices", "config"))
     return settings
 
 
@@ -229,3 +232,14 @@ def _server_value_ok(value: Any, want: type) -> bool:
     if isinstance(value, dict):
         return want is dict and all(isinstance(item, str) for item in value.values())
     return want is list and isinstance(value, list) and all(isinstance(i, str) for i in value)
+
+
+def _check_prices(prices: dict[str, Any], origin: str) -> None:
+    """Each [model.prices."NAME"] table: `input` and `output` in USD per million tokens."""
+    for name, price in prices.items():
+        ok = isinstance(price, dict) and set(price) == {"input", "output"}
+        if not ok or not all(isinstance(v, int | float) and v >= 0 for v in price.values()):
+            raise ConfigError(
+                f'{origin}: [model.prices."{name}"] needs input and output prices'
+                " (USD per million tokens)"
+            )

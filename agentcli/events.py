@@ -57,7 +57,7 @@ class Done(Event):
     thread_id: str
     status: str
     final: str
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)  # tokens, and cost_usd if priced
     pending: list[dict[str, Any]] = field(default_factory=list)
 
 

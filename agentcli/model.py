@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import SecretStr
-
 from agentcli.config import Settings
 from agentcli.errors import ConfigError, ModelError
 
@@ -25,6 +23,7 @@ def make_model(settings: Settings) -> BaseChatModel:
             "no API key: set OPENAI_API_KEY, or point --base-url at an OpenAI-compatible server"
         )
     from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
 
     return ChatOpenAI(
         model=settings.model,
@@ -37,6 +36,15 @@ def make_model(settings: Settings) -> BaseChatModel:
         stream_usage=True,
         temperature=settings.temperature,
     )
+
+
+def cost_usd(settings: Settings, model: str, usage: dict[str, int]) -> float | None:
+    """What `usage` cost on `model`, from the config's price table; None if unknown."""
+    price = settings.prices.get(model)
+    if price is None:
+        return None
+    spent = usage.get("input_tokens", 0) * price["input"]
+    return (spent + usage.get("output_tokens", 0) * price["output"]) / 1_000_000
 
 
 def explain(exc: BaseException, settings: Settings) -> ModelError | None:

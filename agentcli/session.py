@@ -10,6 +10,7 @@ import queue
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from agentcli.config import Settings
 from agentcli.errors import AgentcliError, RunStopped, ThreadNotFound, UsageError
 from agentcli.events import AssistantMessage, Done, Event, ReviewRequest, TextDelta, ToolResult
 from agentcli.graph import build_graph, steps_since_user
-from agentcli.model import explain, make_model
+from agentcli.model import cost_usd, explain, make_model
 from agentcli.policy import Policy
 from agentcli.review import validate_args
 from agentcli.state import RunContext
@@ -79,6 +80,26 @@ class Session:
         if self._model is None:
             self._model = make_model(self.settings)
         return self._model
+
+    def new_thread(self) -> None:
+        """Start over: the next message begins a new thread."""
+        self.thread_id, self.row = new_thread_id(), None
+
+    def set_model(self, name: str) -> None:
+        """Use another model from the next turn on (recorded with the thread)."""
+        self.settings = replace(self.settings, model=name)
+        self._model = None
+        self._graph = None
+        if self.row:
+            self.store.update(self.thread_id, model=name)
+
+    def allow_tool(self, name: str) -> None:
+        """Allow a tool for the rest of this thread, as `A` at a review does."""
+        if name not in self.tools:
+            raise UsageError(f"unknown tool '{name}' (agentcli tools lists them)")
+        if self.row is None:
+            raise UsageError("the thread starts with your first message: send one first")
+        self.graph.update_state(self.config, {"allowed_tools": [name]}, as_node="approve")
 
     def open_latest(self) -> ThreadRow:
         """Attach to the most recently updated thread of this workspace."""
@@ -144,7 +165,10 @@ class Session:
         self.row.turns += 1
         self.store.update(self.thread_id, turns=self.row.turns)
         self.store.add_text(self.thread_id, self.row.turns, "user", text)
-        return self._drive({"messages": [HumanMessage(text)], "invalid_turns": 0})
+        # audit: [] counts as an update of that DeltaChannel, so it snapshots on chat-only
+        # turns too and a load never walks back further than SNAPSHOT_EVERY (state.py)
+        update = {"messages": [HumanMessage(text)], "invalid_turns": 0, "audit": []}
+        return self._drive(update)
 
     def decide(self, decisions: list[dict[str, Any]]) -> Iterator[Event]:
         """Answer the pending review (v1 HITL decisions, in the order of its calls)."""
@@ -227,17 +251,23 @@ class Session:
             unfinished = snapshot.next and not self.pending(snapshot)
             self._record(snapshot, "interrupted before the run finished" if unfinished else None)
             raise
+        summary: dict[str, Any] = dict(usage)
+        if usage:
+            self.store.add_usage(self.thread_id, usage)
+            cost = cost_usd(self.settings, self.settings.model, usage)
+            if cost is not None:
+                summary["cost_usd"] = cost
         snapshot = self.state()
         if review := self.pending(snapshot):
             self._record(snapshot)
             yield review
-            yield Done(self.thread_id, "awaiting_approval", final, usage, review.action_requests)
+            yield Done(self.thread_id, "awaiting_approval", final, summary, review.action_requests)
             return
         stopped = self._stop_reason(snapshot.values)
         self._record(snapshot, stopped)
         if stopped:
             raise RunStopped(stopped)
-        yield Done(self.thread_id, "done", final, usage)
+        yield Done(self.thread_id, "done", final, summary)
 
     def _stop_reason(self, values: dict[str, Any]) -> str | None:
         messages = values.get("messages", [])

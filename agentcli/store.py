@@ -48,6 +48,11 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX agentcli_text_thread ON agentcli_text(thread_id, turn);
         ALTER TABLE agentcli_threads ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;""",
     ),
+    (
+        "003_usage",
+        """ALTER TABLE agentcli_threads ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE agentcli_threads ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;""",
+    ),
 ]
 
 
@@ -63,6 +68,8 @@ class ThreadRow:
     messages: int = 0
     last_error: str | None = None
     turns: int = 0  # user messages
+    input_tokens: int = 0
+    output_tokens: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -180,6 +187,14 @@ class Store:
                 "INSERT INTO agentcli_text VALUES (?, ?, ?, ?)", (thread_id, turn, role, text)
             )
 
+    def add_usage(self, thread_id: str, usage: dict[str, int]) -> None:
+        with self.conn:
+            self.conn.execute(
+                "UPDATE agentcli_threads SET input_tokens = input_tokens + ?,"
+                " output_tokens = output_tokens + ? WHERE thread_id = ?",
+                (usage.get("input_tokens", 0), usage.get("output_tokens", 0), thread_id),
+            )
+
     def rename(self, thread_id: str, title: str) -> None:
         self.update(thread_id, title=title)
 
@@ -222,7 +237,7 @@ class Store:
     def _select(self, where: str, *params: Any) -> list[ThreadRow]:
         cursor = self.conn.execute(
             "SELECT thread_id, title, status, created_at, updated_at, workspace, model, messages,"
-            f" last_error, turns FROM agentcli_threads {where}",
+            f" last_error, turns, input_tokens, output_tokens FROM agentcli_threads {where}",
             params,
         )
         return [ThreadRow(*row) for row in cursor]

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from agentcli import __version__
-from agentcli.cli import chat, run, threads, toollist
+from agentcli.cli import chat, run, setup, threads, toollist
 from agentcli.errors import AgentcliError
 
 app = typer.Typer(
@@ -26,6 +26,8 @@ app.command()(run.run)
 app.command()(run.review)
 app.add_typer(threads.app, name="threads")
 app.command(name="tools")(toollist.tools)
+app.add_typer(setup.app, name="config")
+app.command()(setup.doctor)
 
 
 def _version(value: bool) -> None:

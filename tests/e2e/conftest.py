@@ -70,6 +70,7 @@ def agent(server: ScriptedServer, tmp_path: Path) -> Agent:
         OPENAI_BASE_URL=server.base_url,
         AGENTCLI_MODEL="scripted",
         NO_COLOR="1",
+        PROMPT_TOOLKIT_NO_CPR="1",
         TERM="xterm",
         COLUMNS="120",
     )

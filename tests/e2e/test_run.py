@@ -142,3 +142,13 @@ def test_review_edit_runs_the_edited_arguments(agent: Agent) -> None:
     )
     assert good.returncode == 0, good.stderr
     assert (agent.workspace / "x.txt").read_text() == "final"
+
+
+def test_json_usage_carries_the_cost_when_the_model_is_priced(agent: Agent) -> None:
+    config = agent.workspace / "c.toml"
+    config.write_text('[model.prices."scripted"]\ninput = 2.0\noutput = 4.0\n')
+    agent.server.push(text("cheap", usage=(1000, 500)))
+    result = agent.run("run", "hi", "--config", str(config), "-o", "json")
+    usage = json.loads(result.stdout)["usage"]
+    assert usage["input_tokens"] == 1000 and usage["output_tokens"] == 500
+    assert usage["cost_usd"] == 0.004

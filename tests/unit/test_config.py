@@ -62,6 +62,7 @@ def test_default_file_location_and_agentcli_config(
         ("model = 'x'\n", r"'model' must be a \[section\]"),
         ("[[approval.rules]]\ntool = 'shell'\ndecision = 'maybe'\n", r"rule 1: decision must be"),
         ("[[approval.rules]]\ndecision = 'allow'\n", r"rule 1 needs a 'tool'"),
+        ('[model.prices."m"]\ninput = 1\n', r"needs input and output prices"),
         ("[tools]\nmodules = [1]\n", r"'tools.modules' must be a list of module names or .py"),
         ("[tools]\ndisabled = 'shell'\n", r"'tools.disabled' must be a list, not 'shell'"),
         ("[mcp.servers.x]\nargs = []\n", r"mcp server 'x' needs either 'command' .* or 'url'"),
@@ -100,9 +101,9 @@ def test_the_example_documents_every_key_and_loads() -> None:
     section = None
     documented = set()
     for line in example.splitlines():
-        if m := re.match(r"#?\s*\[\[?([\w.]+)\]\]?", line):
-            section = m.group(1)
-            if section in FIELDS or section.startswith("mcp.servers."):  # tables of tables
+        if m := re.match(r"#?\s*\[\[?([^\]]+)\]\]?", line):
+            section = m.group(1).replace('"', "")
+            if section in FIELDS or section.startswith(("mcp.servers.", "model.prices.")):
                 documented.add(".".join(section.split(".")[:2]))
         elif (m := re.match(r"#?\s*(\w+)\s*=", line)) and section and "." not in section:
             documented.add(f"{section}.{m.group(1)}")

@@ -1,0 +1,177 @@
+"""Slash commands in chat. Each returns False when the person quit at a review."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from agentcli.errors import AgentcliError, UsageError
+
+if TYPE_CHECKING:
+    from agentcli.cli.chatloop import Chat
+
+Handler = Callable[["Chat", str], bool]
+HANDLERS: dict[str, tuple[str, Handler]] = {}
+
+
+def command(name: str, usage: str) -> Callable[[Handler], Handler]:
+    def register(handler: Handler) -> Handler:
+        HANDLERS[name] = (usage, handler)
+        return handler
+
+    return register
+
+
+def run_command(chat: Chat, line: str) -> bool:
+    name, _, arg = line.partition(" ")
+    found = HANDLERS.get(name)
+    if found is None:
+        chat.console.print(Text(f"unknown command {name}: /help lists them", style="yellow"))
+        return True
+    try:
+        return found[1](chat, arg.strip())
+    except AgentcliError as exc:
+        chat.error(exc)
+        return True
+
+
+def say(chat: Chat, text: str, style: str = "dim") -> bool:
+    chat.console.print(Text(text, style=style))
+    return True
+
+
+@command("/help", "/help: this list")
+def _help(chat: Chat, arg: str) -> bool:
+    for usage, _ in HANDLERS.values():
+        chat.console.print(Text(usage))
+    return say(chat, "Esc then Enter starts a new line; Up recalls earlier messages.")
+
+
+@command("/exit", "/exit, /quit: leave (the thread stays; agentcli resume continues it)")
+def _exit(chat: Chat, arg: str) -> bool:
+    chat.leaving = True
+    return True
+
+
+HANDLERS["/quit"] = ("", _exit)
+
+
+@command("/new", "/new: start a new thread")
+def _new(chat: Chat, arg: str) -> bool:
+    chat.session.new_thread()
+    chat.banner()
+    return True
+
+
+@command("/threads", "/threads: the latest threads of this workspace")
+def _threads(chat: Chat, arg: str) -> bool:
+    s = chat.session
+    for row in s.store.recent(10, workspace=str(s.workspace)):
+        mark = "*" if row.thread_id == s.thread_id else " "
+        chat.console.print(Text(f"{mark} {row.thread_id}  {row.status:<17}  {row.title}"))
+    return True
+
+
+@command("/switch", "/switch ID: continue another thread (a prefix is enough)")
+def _switch(chat: Chat, arg: str) -> bool:
+    if not arg:
+        raise UsageError("/switch needs a thread id")
+    chat.session.open(arg)
+    chat.banner()
+    return chat.answer_pending()
+
+
+@command("/history", "/history: this thread's messages and calls")
+def _history(chat: Chat, arg: str) -> bool:
+    from agentcli import history
+    from agentcli.transcript import decision_text, entries
+
+    s = chat.session
+    if s.row is None:
+        return say(chat, "nothing yet: this thread starts with your first message")
+    for entry in entries(history.values(s.store, s.thread_id)):
+        if entry["text"]:
+            who = "you" if entry["role"] == "user" else "assistant"
+            chat.console.print(Text.assemble((f"{who}: ", "bold cyan"), entry["text"]))
+        for call in entry.get("calls", []):
+            chat.console.print(Text(f"  → {call['tool']} {decision_text(call['decision'])}"))
+    return True
+
+
+@command("/undo", "/undo: go back to before your last message (on a fork of this thread)")
+def _undo(chat: Chat, arg: str) -> bool:
+    from agentcli import history
+    from agentcli.session import new_thread_id
+
+    s = chat.session
+    if s.row is None or s.row.turns < 1:
+        return say(chat, "nothing to undo")
+    row = s.store.resolve(s.thread_id)
+    fork = history.fork(s.store, row, new_thread_id(), row.turns)
+    s.open(fork.thread_id)
+    return say(chat, f"undone: now on {fork.thread_id}, forked from {row.thread_id}")
+
+
+@command("/retry", "/retry: try a failed model call again")
+def _retry(chat: Chat, arg: str) -> bool:
+    return chat.play(chat.session.resume)
+
+
+@command("/model", "/model NAME: use another model from the next message")
+def _model(chat: Chat, arg: str) -> bool:
+    if not arg:
+        return say(chat, f"model: {chat.session.settings.model}")
+    chat.session.set_model(arg)
+    return say(chat, f"model: {arg}")
+
+
+@command("/tools", "/tools: the tools and the policy each gets")
+def _tools(chat: Chat, arg: str) -> bool:
+    s = chat.session
+    allowed = s.state().values.get("allowed_tools", []) if s.row else []
+    for name in s.tools:
+        verdict = s.policy.decide(name, {}, allowed)
+        chat.console.print(Text(f"{name:<20} {verdict.decision:<5} ({verdict.by})"))
+    return True
+
+
+@command("/approve", "/approve TOOL: allow a tool for the rest of this thread")
+def _approve(chat: Chat, arg: str) -> bool:
+    if not arg:
+        raise UsageError("/approve needs a tool name")
+    chat.session.allow_tool(arg)
+    return say(chat, f"{arg} is allowed for the rest of this thread")
+
+
+@command("/cost", "/cost: tokens and cost of this thread")
+def _cost(chat: Chat, arg: str) -> bool:
+    from agentcli.model import cost_usd
+
+    s = chat.session
+    if s.row is None:
+        return say(chat, "nothing spent yet")
+    row = s.store.resolve(s.thread_id)
+    usage = {"input_tokens": row.input_tokens, "output_tokens": row.output_tokens}
+    cost = cost_usd(s.settings, s.settings.model, usage)
+    price = f"${cost:.4f}" if cost is not None else f"no price for {s.settings.model} in config"
+    return say(chat, f"{row.input_tokens:,} tokens in · {row.output_tokens:,} out · {price}", "")
+
+
+@command("/export", "/export [FILE]: write this thread as Markdown (default: ID.md)")
+def _export(chat: Chat, arg: str) -> bool:
+    from agentcli import history
+    from agentcli.transcript import to_markdown
+
+    s = chat.session
+    if s.row is None:
+        return say(chat, "nothing to export yet")
+    path = Path(arg or f"{s.thread_id}.md").expanduser()
+    row = s.store.resolve(s.thread_id)
+    path.write_text(to_markdown(row, history.values(s.store, s.thread_id)), encoding="utf-8")
+    return say(chat, f"wrote {path}")
+
+
+COMMANDS = sorted(HANDLERS)

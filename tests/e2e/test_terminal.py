@@ -1,0 +1,166 @@
+"""The terminal experience: slash commands, input history, multi-line, rendering."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+
+import pexpect
+import pytest
+
+from tests.e2e.conftest import AGENTCLI, Agent
+from tests.scripted_server import text, tool_calls
+
+PROMPT = "you>"
+
+
+def typed(child: pexpect.spawn, line: str) -> None:
+    """Type a line at the prompt and press Enter (a carriage return, as a terminal sends)."""
+    child.expect(PROMPT)
+    child.send(line + "\r")
+
+
+def test_slash_commands(agent: Agent, tmp_path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[model.prices."other-model"]\ninput = 1000000\noutput = 2000000\n')
+    agent.server.push(
+        text("Hi there."), tool_calls(("shell", {"command": "echo ran"})), text("Done.")
+    )
+    child = agent.spawn("chat", "--config", str(config))
+    typed(child, "/help")
+    for name in ("/new", "/switch ID", "/undo", "/model NAME", "/approve TOOL", "/cost", "/export"):
+        child.expect_exact(name)
+    typed(child, "/model other-model")
+    child.expect("model: other-model")
+    typed(child, "hello")
+    child.expect("Hi there.")
+    child.expect(r"10 in · 5 out · \$20\.0000")  # priced from the config
+    assert agent.server.requests[0]["model"] == "other-model"
+    typed(child, "/approve shell")
+    child.expect("shell is allowed for the rest of this thread")
+    typed(child, "run it")
+    child.expect("Done.")  # no review: allowed for this thread
+    assert "ran" in agent.server.requests[2]["messages"][-1]["content"]
+    typed(child, "/cost")
+    child.expect(r"30 tokens in · 15 out · \$60\.0000")
+    typed(child, "/history")
+    child.expect(r"you: \S*hello")
+    child.expect("shell allowed by person: always for this thread")
+    typed(child, "/export notes.md")
+    child.expect("wrote notes.md")
+    typed(child, "/threads")
+    child.expect(r"\* (\w+)")
+    first = child.match.group(1)
+    typed(child, "/undo")
+    child.expect(r"undone: now on (\w+), forked from (\w+)")
+    assert child.match.group(2) == first
+    typed(child, "/new")
+    child.expect(r"thread (\w+)\S* · new")
+    typed(child, f"/switch {first[:6]}")
+    child.expect(f"thread {first}")
+    typed(child, "/nope")
+    child.expect("unknown command /nope")
+    typed(child, "/quit")
+    child.expect(pexpect.EOF)
+    assert "**You:** hello" in (agent.workspace / "notes.md").read_text()
+    threads = json.loads(agent.run("threads", "list", "--json").stdout)
+    assert len(threads) == 2  # the thread and its /undo fork
+
+
+def test_history_is_kept_across_sessions(agent: Agent) -> None:
+    agent.server.push(text("One."), text("Two."))
+    child = agent.spawn("chat")
+    typed(child, "a message worth repeating")
+    child.expect("One.")
+    typed(child, "/exit")
+    child.expect(pexpect.EOF)
+    child = agent.spawn("chat")
+    child.expect(PROMPT)
+    for _ in range(2):  # Up, Up: past "/exit" to the message
+        child.send("\x1b[A")
+        time.sleep(0.3)
+    child.send("\r")
+    child.expect("Two.")
+    typed(child, "/exit")
+    child.expect(pexpect.EOF)
+    assert agent.server.requests[1]["messages"][-1]["content"] == "a message worth repeating"
+
+
+def test_multi_line_input(agent: Agent) -> None:
+    agent.server.push(text("Got both lines."))
+    child = agent.spawn("chat")
+    child.expect(PROMPT)
+    child.send("line one")
+    child.send("\x1b\r")  # Esc then Enter: a new line, not send
+    child.send("line two\r")
+    child.expect("Got both lines.")
+    typed(child, "/exit")
+    child.expect(pexpect.EOF)
+    assert agent.server.requests[0]["messages"][-1]["content"] == "line one\nline two"
+
+
+def test_plain_text_when_piped(agent: Agent) -> None:
+    agent.env.pop("NO_COLOR")
+    agent.server.push(tool_calls(("list_dir", {})), text("# Title\n\n**bold** and `code`"))
+    result = agent.run("run", "list", "-y")
+    assert result.returncode == 0, result.stderr
+    assert "\x1b[" not in result.stdout + result.stderr
+    assert result.stdout.strip() == "# Title\n\n**bold** and `code`"
+
+
+@pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is installed by .ci/run")
+def test_review_and_answer_render_in_80_columns(agent: Agent) -> None:
+    long_command = (
+        "find . -name '*.py' -newer setup.cfg -exec grep -l 'TODO' {} + | sort | head -n 20"
+    )
+    answer = "## Summary\n\n" + "The search found nothing to report in this workspace today. " * 3
+    agent.server.push(tool_calls(("shell", {"command": long_command})), text(answer))
+    env = {**agent.env, "TERM": "xterm-256color"}
+    env.pop("NO_COLOR")
+    env.pop("COLUMNS")  # the width is the terminal's
+    session = f"agentcli-{time.monotonic_ns()}"
+    subprocess.run(
+        [
+            "tmux",
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            "80",
+            "-y",
+            "50",
+            f"{AGENTCLI} chat 'look for TODOs'; sleep 30",
+        ],
+        env=env,
+        cwd=agent.workspace,
+        check=True,
+    )
+    try:
+        screen = wait_for(session, "[q]uit >")
+        panel = [line for line in screen.splitlines() if line and line[0] in "╭│╰"]
+        assert panel and all(len(line) == 80 for line in panel), screen
+        assert all(line.endswith(("╮", "│", "╯")) for line in panel), screen
+        assert "sort | head -n 20" in screen
+        subprocess.run(["tmux", "send-keys", "-t", session, "a", "Enter"], check=True)
+        screen = wait_for(session, PROMPT, after="Summary")
+        body = screen[screen.index("Summary") :]
+        words = " ".join(body.split())
+        assert ("The search found nothing to report in this workspace today. " * 3).strip() in words
+        assert all(len(line) <= 80 for line in screen.splitlines())
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+
+
+def wait_for(session: str, marker: str, after: str = "", timeout: float = 20) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        screen = subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True
+        ).stdout
+        if marker in screen[screen.find(after) if after in screen else len(screen) :]:
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"{marker!r} never appeared:\n{screen}")
