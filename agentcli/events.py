@@ -51,6 +51,14 @@ class ToolResult(Event):
 
 
 @dataclass
+class ToolOutput(Event):
+    """Output of a running tool as it comes (the shell's), before its result."""
+
+    call_id: str
+    text: str
+
+
+@dataclass
 class Done(Event):
     """The run stopped: finished (`done`) or waiting at a review (`awaiting_approval`)."""
 

@@ -21,7 +21,15 @@ from langgraph.types import Command
 
 from agentcli.config import Settings
 from agentcli.errors import AgentcliError, RunStopped, ThreadNotFound, UsageError
-from agentcli.events import AssistantMessage, Done, Event, ReviewRequest, TextDelta, ToolResult
+from agentcli.events import (
+    AssistantMessage,
+    Done,
+    Event,
+    ReviewRequest,
+    TextDelta,
+    ToolOutput,
+    ToolResult,
+)
 from agentcli.graph import build_graph, steps_since_user
 from agentcli.model import cost_usd, explain, make_model
 from agentcli.policy import Policy
@@ -208,10 +216,14 @@ class Session:
                 graph_input,
                 config,
                 context=context,
-                stream_mode=["messages", "updates"],
+                stream_mode=["messages", "updates", "custom"],
                 durability="sync",  # each step is on disk before the next one starts
             )
             for mode, chunk in in_background(stream):
+                if mode == "custom":
+                    if isinstance(chunk, dict) and "tool_output" in chunk:
+                        yield ToolOutput(str(chunk.get("tool_call_id")), chunk["tool_output"])
+                    continue
                 if mode == "messages":
                     message, meta = chunk
                     if meta.get("langgraph_node") == "agent" and isinstance(message, AIMessage):

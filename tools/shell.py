@@ -8,6 +8,7 @@ import selectors
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from typing import IO
 
 from tools.base import Runtime, ToolError, builtin_tool, context_of
@@ -46,6 +47,7 @@ def _pump(
     capture: _Capture,
     until: float,
     stop_on_exit: subprocess.Popen[bytes] | None,
+    on_chunk: Callable[[bytes], None] | None = None,
 ) -> None:
     """Read ``stream`` into ``capture`` until EOF, the deadline, or (if given) the process ends."""
     with selectors.DefaultSelector() as selector:
@@ -58,6 +60,8 @@ def _pump(
                 if not chunk:
                     return
                 capture.add(chunk)
+                if on_chunk is not None:
+                    on_chunk(chunk)
 
 
 def _kill_group(process: subprocess.Popen[bytes], grace: float) -> bool:
@@ -97,6 +101,11 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
     if not 0 < limit <= MAX_TIMEOUT:
         raise ToolError(f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
     capture = _Capture(keep=context.max_output_chars)
+
+    def progress(chunk: bytes) -> None:  # the latest output, for a live view of the run
+        text = chunk.decode("utf-8", errors="replace")
+        runtime.stream_writer({"tool_output": text, "tool_call_id": runtime.tool_call_id})
+
     deadline = time.monotonic() + limit
     try:
         process = subprocess.Popen(
@@ -112,7 +121,7 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
         raise ToolError(f"cannot start bash in the workspace: {exc}") from exc
     assert process.stdout is not None
     try:
-        _pump(process.stdout, capture, deadline, stop_on_exit=process)
+        _pump(process.stdout, capture, deadline, stop_on_exit=process, on_chunk=progress)
         try:  # the output may end (EOF) before the process does
             process.wait(timeout=max(deadline - time.monotonic(), 0))
             timed_out = False

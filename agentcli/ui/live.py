@@ -14,21 +14,27 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 LIVE_LINES = 8  # the tail of the answer that may still change
+OUTPUT_LINES = 4  # of a running tool's output
 RENDER_EVERY_S = 0.05
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 class Status:
-    """`⠋ thinking 2.3s`: re-rendered by Live, so the clock moves on its own."""
+    """`⠋ thinking 2.3s`: re-rendered by Live, so the clock moves on its own; under it,
+    the latest lines a running tool printed."""
 
     def __init__(self, label: str) -> None:
         self.label = label
         self.started = time.monotonic()
+        self.output = ""
 
     def __rich__(self) -> Text:
         elapsed = time.monotonic() - self.started
         frame = FRAMES[int(elapsed * 10) % len(FRAMES)]
-        return Text(f"{frame} {self.label} {elapsed:.1f}s", style="dim")
+        text = Text(f"{frame} {self.label} {elapsed:.1f}s", style="dim")
+        for line in self.output.splitlines()[-OUTPUT_LINES:]:
+            text.append("\n  " + line[:200], style="dim italic")
+        return text
 
 
 class LiveView:
@@ -52,6 +58,10 @@ class LiveView:
         self.status = None
         if time.monotonic() - self.rendered_at >= RENDER_EVERY_S:
             self._show()
+
+    def tool_output(self, text: str) -> None:
+        if self.status is not None:
+            self.status.output = (self.status.output + text)[-4000:]
 
     def finish_text(self) -> None:
         """The answer is complete: print what is left of it for good."""

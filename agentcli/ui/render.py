@@ -10,7 +10,15 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
-from agentcli.events import AssistantMessage, Done, Event, ReviewRequest, TextDelta, ToolResult
+from agentcli.events import (
+    AssistantMessage,
+    Done,
+    Event,
+    ReviewRequest,
+    TextDelta,
+    ToolOutput,
+    ToolResult,
+)
 from agentcli.preview import Preview
 
 if TYPE_CHECKING:
@@ -63,6 +71,9 @@ class Renderer:
             self.info.print(fold(event))
             if self.live:
                 self.live.begin("thinking")
+        elif isinstance(event, ToolOutput):
+            if self.live:
+                self.live.tool_output(event.text)
         elif isinstance(event, ReviewRequest | Done):
             self.end()
 

@@ -152,3 +152,17 @@ def test_json_usage_carries_the_cost_when_the_model_is_priced(agent: Agent) -> N
     usage = json.loads(result.stdout)["usage"]
     assert usage["input_tokens"] == 1000 and usage["output_tokens"] == 500
     assert usage["cost_usd"] == 0.004
+
+
+def test_jsonl_streams_shell_output_while_it_runs(agent: Agent) -> None:
+    agent.server.push(
+        tool_calls(("shell", {"command": "echo first; sleep 0.3; echo second"})), text("ok")
+    )
+    result = agent.run("run", "go", "-y", "-o", "jsonl")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    live = [e for e in events if e["type"] == "tool_output"]
+    assert live and all(e["call_id"] == "call_1" for e in live)
+    assert "".join(e["text"] for e in live) == "first\nsecond\n"
+    kinds = [e["type"] for e in events]
+    assert kinds.index("tool_output") < kinds.index("tool_result")
