@@ -6,13 +6,13 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 from rich.text import Text
 
 from agentcli.config import data_dir
 from agentcli.errors import AgentcliError
 from agentcli.events import Done, Event, ReviewRequest
 from agentcli.model import cost_usd
+from agentcli.ui import make_console
 from agentcli.ui.input import MessageInput
 from agentcli.ui.prompt import ask_decisions
 from agentcli.ui.render import Renderer
@@ -26,7 +26,7 @@ class Chat:
         from agentcli.cli.slash import COMMANDS
 
         self.session = session
-        self.console = Console(highlight=False)
+        self.console = make_console()
         self.view = Renderer(self.console)
         self.input = MessageInput(data_dir() / "history", COMMANDS)
         self.leaving = False  # set by /exit

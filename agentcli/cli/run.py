@@ -9,7 +9,6 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 
 from agentcli.cli.common import (
     ApproveOpt,
@@ -28,6 +27,7 @@ from agentcli.cli.common import (
 )
 from agentcli.errors import AgentcliError, UsageError
 from agentcli.events import Done, Event, ReviewRequest
+from agentcli.ui import make_console
 from agentcli.ui.render import Renderer
 
 if TYPE_CHECKING:
@@ -177,7 +177,7 @@ class Scripted:
     def __init__(self, session: Session, output: OutputFormat) -> None:
         self.session = session
         self.output = output
-        self.view = Renderer(Console(highlight=False), Console(stderr=True, highlight=False))
+        self.view = Renderer(make_console(), make_console(stderr=True))
         self.usage: dict[str, int] = {}
 
     def run(self, message: str | None) -> None:

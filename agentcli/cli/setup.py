@@ -15,6 +15,7 @@ from agentcli import __version__
 from agentcli.cli.common import BaseUrlOpt, Common, ConfigOpt, DbOpt, ModelOpt, WorkspaceOpt
 from agentcli.config import FIELDS, SECRET_KEYS, Settings, default_config_path
 from agentcli.errors import AgentcliError, UsageError
+from agentcli.ui import make_console
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -161,9 +162,8 @@ def doctor(
 
     Exits 0 if every check passes, 1 if any fails.
     """
-    from rich.console import Console
 
-    console = Console(highlight=False, soft_wrap=True)
+    console = make_console(soft_wrap=True)
     failed = False
 
     def report(check: Check) -> None:

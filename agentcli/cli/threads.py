@@ -11,6 +11,7 @@ import typer
 
 from agentcli.cli.common import BaseUrlOpt, Common, ConfigOpt, DbOpt, ModelOpt, WorkspaceOpt
 from agentcli.errors import UsageError
+from agentcli.ui import make_console
 
 if TYPE_CHECKING:
     from agentcli.store import Store, ThreadRow
@@ -45,7 +46,6 @@ def list_threads(
     if as_json:
         print(json.dumps([row.as_dict() for row in rows], indent=2, ensure_ascii=False))
         return
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(box=None, header_style="bold")
@@ -60,7 +60,7 @@ def list_threads(
             row.updated_at.replace("T", " ")[:16],
             row.workspace,
         )
-    console = Console(highlight=False)
+    console = make_console()
     if rows:
         console.print(table)
     else:
@@ -94,10 +94,9 @@ def show(
     if as_json:
         print(json.dumps({"thread": row.as_dict(), "entries": turns}, indent=2, ensure_ascii=False))
         return
-    from rich.console import Console
     from rich.text import Text
 
-    console = Console(highlight=False)
+    console = make_console()
     console.print(Text(f"thread {row.thread_id} · {row.title} · {row.status}", style="bold"))
     console.print(Text(f"{row.model} · {row.workspace} · {row.updated_at}", style="dim"))
     for turn in turns:

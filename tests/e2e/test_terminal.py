@@ -164,3 +164,13 @@ def wait_for(session: str, marker: str, after: str = "", timeout: float = 20) ->
             return screen
         time.sleep(0.2)
     raise AssertionError(f"{marker!r} never appeared:\n{screen}")
+
+
+def test_no_color_means_no_control_codes_from_the_answer(agent: Agent) -> None:
+    agent.server.push(text("**plain** answer"))
+    child = agent.spawn("chat", "hi")  # NO_COLOR=1 is set for every test
+    child.expect("plain\\*\\* answer")
+    before = child.before
+    typed(child, "/exit")
+    child.expect(pexpect.EOF)
+    assert "\x1b[1m" not in before and "\x1b[2m" not in before  # no bold, no dim
