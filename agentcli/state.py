@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
-import operator
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AnyMessage
-from langgraph.graph.message import add_messages
+from langgraph.channels import DeltaChannel
+from langgraph.graph.message import _messages_delta_reducer
 
 from agentcli.policy import Policy
 from tools.context import ToolContext
+
+# `messages` and `audit` grow with the thread, so they are DeltaChannels (beta in
+# LangGraph 1.2): a checkpoint stores only the step's writes, plus a full copy every
+# SNAPSHOT_EVERY updates; a load replays the writes since the nearest copy. A turn with
+# a tool call updates `messages` 5 times (input, agent, review, tools, agent), a chat
+# turn twice. `audit` is updated at least a third as often (each user message, since
+# Session.send writes `audit: []`, and each review), so with a copy every quarter of
+# SNAPSHOT_EVERY its nearest copy is never further back than that of `messages`, and a
+# load walks back at most SNAPSHOT_EVERY steps. The figures: bench/README.md.
+SNAPSHOT_EVERY = 1000
+
+
+def _extend(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
+    """operator.add over a batch of writes: appending is batching-invariant."""
+    return [*state, *(item for write in writes for item in write)]
 
 
 def _union(old: list[str], new: list[str]) -> list[str]:
@@ -18,10 +34,16 @@ def _union(old: list[str], new: list[str]) -> list[str]:
 
 
 class AgentState(TypedDict, total=False):
-    messages: Annotated[list[AnyMessage], add_messages]
+    # as add_messages: a message with a known id replaces it (an edited tool call);
+    # LangGraph gives every message written to a DeltaChannel an id before saving it
+    messages: Annotated[
+        list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=SNAPSHOT_EVERY)
+    ]
     allowed_tools: Annotated[list[str], _union]  # tools the person allowed with `A`
     invalid_turns: int  # consecutive model turns with an invalid call
-    audit: Annotated[list[dict[str, Any]], operator.add]  # one record per decided call
+    audit: Annotated[  # one record per decided call
+        list[dict[str, Any]], DeltaChannel(_extend, snapshot_frequency=SNAPSHOT_EVERY // 4)
+    ]
     review: dict[str, Any] | None  # the policy's verdicts, while a person decides the rest
 
 

@@ -211,17 +211,27 @@ class Store:
 
         Every ancestor checkpoint and its writes are copied, so channels that are rebuilt
         from history (DeltaChannel) rebuild the same. LangGraph's SqliteSaver has no
-        copy_thread, so this copies its two tables.
+        copy_thread, so this copies rows of its two tables.
         """
-        upto_sql, upto_param = ("", ()) if upto is None else (" AND checkpoint_id <= ?", (upto,))
         with self.saver.conn as conn:
+            # the fork point and its ancestors, by parent links (not by id order)
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS agentcli_chain (id TEXT PRIMARY KEY)")
+            conn.execute("DELETE FROM agentcli_chain")
+            conn.execute(
+                "WITH RECURSIVE chain(id) AS (SELECT ? UNION SELECT c.parent_checkpoint_id"
+                " FROM checkpoints c JOIN chain ON c.checkpoint_id = chain.id"
+                " WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND c.parent_checkpoint_id"
+                " IS NOT NULL) INSERT INTO agentcli_chain SELECT id FROM chain",
+                (upto, source.thread_id),
+            )
+            keep = "" if upto is None else " AND checkpoint_id IN (SELECT id FROM agentcli_chain)"
             for table in ("checkpoints", "writes"):
                 columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
                 rest = ", ".join(c for c in columns if c != "thread_id")
                 conn.execute(
                     f"INSERT INTO {table} (thread_id, {rest}) SELECT ?, {rest} FROM {table}"
-                    " WHERE thread_id = ?" + upto_sql,
-                    (target, source.thread_id, *upto_param),
+                    " WHERE thread_id = ?" + keep,
+                    (target, source.thread_id),
                 )
         row = self.create(target, source.title, source.workspace, source.model)
         with self.conn:

@@ -1,0 +1,220 @@
+"""How a thread's storage grows: database size, load time and write time per turn.
+
+Builds one chat thread through the real agent graph (Session, SqliteSaver,
+durability="sync") with a scripted model: each turn is a user message, a calculator
+call the policy allows, its result, and an answer of about 1.5 KB. At each size it
+measures the database on disk (WAL checkpointed first), the median time of
+`session.state()` on a fresh Store and Session (what a resume reads), and the mean
+time of the last 10 turns written. State schemas run side by side, each in its own
+process: `baseline` (plain add_messages and operator.add, as before DeltaChannel),
+`current` (agentcli/state.py as it is) and, with --snapshot-every, DeltaChannels with
+other snapshot frequencies.
+
+    .venv/bin/python bench/storage.py            # 10, 100 and 300 turns
+    .venv/bin/python bench/storage.py --quick    # 2 and 5 turns: keeps the script working
+    .venv/bin/python bench/storage.py --chat     # turns without a tool call
+    .venv/bin/python bench/storage.py --snapshot-every 250,500,2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import operator
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated, Any, TypedDict, get_type_hints
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from langchain_core.language_models import BaseChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage  # noqa: E402
+from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
+from langgraph.channels import DeltaChannel  # noqa: E402
+from langgraph.graph.message import _messages_delta_reducer, add_messages  # noqa: E402
+
+import agentcli.state  # noqa: E402  (nothing may import agentcli.graph before the schema is set)
+
+VARIANTS = ("baseline", "current")
+WORDS = "the a thread state message tool call result model answer file line test run".split()
+
+
+class BaselineState(TypedDict, total=False):
+    """agentcli's state before DeltaChannel: every checkpoint holds the whole lists."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    allowed_tools: Annotated[list[str], agentcli.state._union]
+    invalid_turns: int
+    audit: Annotated[list[dict[str, Any]], operator.add]
+    review: dict[str, Any] | None
+
+
+class ScriptedModel(BaseChatModel):
+    """Calls the calculator after a user message, answers after its result."""
+
+    answer_chars: int = 1500
+    tools: bool = True
+
+    @property
+    def _llm_type(self) -> str:
+        return "bench"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:
+        return self
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        turn = sum(m.type == "human" for m in messages)
+        if isinstance(messages[-1], ToolMessage) or not self.tools:
+            reply = AIMessage(text(turn, self.answer_chars))
+        else:
+            call = {"name": "calculator", "args": {"expression": f"{turn} * 7 + 1"}}
+            reply = AIMessage("", tool_calls=[{**call, "id": f"call_{turn}", "type": "tool_call"}])
+        reply.usage_metadata = {"input_tokens": 40 * turn, "output_tokens": 300, "total_tokens": 0}
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+def text(seed: int, chars: int) -> str:
+    rng = random.Random(seed)
+    words: list[str] = []
+    while sum(len(w) + 1 for w in words) < chars:
+        words.append(rng.choice(WORDS) + rng.choice(["", "", "", ".", ","]))
+    return " ".join(words)
+
+
+def db_bytes(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    wal = db.with_name(db.name + "-wal")
+    return db.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+
+
+def delta_state(every: int) -> type:
+    """agentcli's state with another snapshot_frequency (for --snapshot-every)."""
+    fields = get_type_hints(agentcli.state.AgentState, include_extras=True)
+    fields["messages"] = Annotated[
+        list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=every)
+    ]
+    fields["audit"] = Annotated[
+        list[dict[str, Any]],
+        DeltaChannel(agentcli.state._extend, snapshot_frequency=max(1, every // 4)),
+    ]
+    return TypedDict("DeltaState", fields, total=False)  # type: ignore[operator]
+
+
+def measure(
+    variant: str, sizes: list[int], repeat: int, workdir: Path, answer_chars: int, chat: bool
+) -> list[dict[str, Any]]:
+    """Build one thread up to max(sizes) turns, measuring at each size (one process)."""
+    if variant == "baseline":
+        agentcli.state.AgentState = BaselineState  # type: ignore[misc]
+    elif variant != "current":
+        agentcli.state.AgentState = delta_state(int(variant.removeprefix("every=")))
+    from agentcli.config import Settings
+    from agentcli.policy import Policy
+    from agentcli.session import Session
+    from agentcli.store import Store
+    from tools.calc import calculator
+
+    db = workdir / f"{variant}.db"
+    settings = Settings(db=str(db), model="bench")
+
+    def session() -> Session:
+        policy = Policy.build(auto_approve=True)
+        return Session(
+            settings,
+            Store(db),
+            policy,
+            workspace=workdir,
+            model=ScriptedModel(answer_chars=answer_chars, tools=not chat),
+            tools=[calculator],
+        )
+
+    writer = session()
+    results, turn_ms = [], []
+    for turn in range(1, max(sizes) + 1):
+        start = time.perf_counter()
+        events = list(writer.send(f"Question {turn}: " + text(-turn, 200)))
+        turn_ms.append((time.perf_counter() - start) * 1000)
+        assert events[-1].status == "done", events[-1]
+        if turn not in sizes:
+            continue
+        load_ms = []
+        for _ in range(repeat):
+            reader = session()
+            reader.open(writer.thread_id)
+            _ = reader.graph  # compiling the graph is not part of loading the state
+            start = time.perf_counter()
+            messages = reader.state().values["messages"]
+            load_ms.append((time.perf_counter() - start) * 1000)
+            reader.store.close()
+            assert len(messages) == (2 if chat else 4) * turn, len(messages)
+        results.append(
+            {
+                "variant": variant,
+                "turns": turn,
+                "bytes": db_bytes(db),
+                "load_ms": statistics.median(load_ms),
+                "write_ms": statistics.mean(turn_ms[-10:]),
+            }
+        )
+    writer.store.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2 and 5 turns, 3 loads")
+    parser.add_argument("--sizes", default="10,100,300", help="turns, comma-separated")
+    parser.add_argument("--repeat", type=int, default=9, help="loads per size (median)")
+    parser.add_argument(
+        "--snapshot-every",
+        default="",
+        metavar="N,..",
+        help="also measure DeltaChannels with these snapshot_frequency values",
+    )
+    parser.add_argument("--answer-chars", type=int, default=1500, help="size of each answer")
+    parser.add_argument("--chat", action="store_true", help="turns without a tool call")
+    parser.add_argument("--variant", help=argparse.SUPPRESS)  # set in the child processes
+    args = parser.parse_args()
+    sizes, repeat = (
+        ([2, 5], 3) if args.quick else ([int(s) for s in args.sizes.split(",")], args.repeat)
+    )
+    with tempfile.TemporaryDirectory(prefix="agentcli-bench-") as tmp:
+        if args.variant:
+            print(
+                json.dumps(
+                    measure(args.variant, sizes, repeat, Path(tmp), args.answer_chars, args.chat)
+                )
+            )
+            return
+        rows = []
+        every = [f"every={n}" for n in args.snapshot_every.split(",") if n]
+        for variant in [*VARIANTS, *every]:
+            child = [sys.executable, __file__, *sys.argv[1:], "--variant", variant]
+            rows += json.loads(
+                subprocess.run(child, check=True, capture_output=True, text=True).stdout
+            )
+    print(
+        f"SNAPSHOT_EVERY={agentcli.state.SNAPSHOT_EVERY}, {'chat' if args.chat else 'tool'} turns,"
+        f" answers of {args.answer_chars} chars,"
+        f" Python {sys.version.split()[0]}"
+    )
+    print(f"{'turns':>6} {'schema':<10} {'db MB':>8} {'load ms':>8} {'turn ms':>8}")
+    for row in sorted(rows, key=lambda r: r["turns"]):  # stable: schemas keep their order
+        print(
+            f"{row['turns']:>6} {row['variant']:<10} {row['bytes'] / 1e6:>8.2f}"
+            f" {row['load_ms']:>8.1f} {row['write_ms']:>8.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
