@@ -16,6 +16,7 @@ from typing import Any
 from agentcli.errors import ConfigError
 
 DEFAULT_MODEL = "gpt-4o-mini"
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,13 @@ class Settings:
 
     @property
     def db_path(self) -> Path:
+        """The SQLite file (meaningless when `db_url` is set)."""
         return Path(self.db).expanduser() if self.db else data_dir() / "threads.db"
+
+    @property
+    def db_url(self) -> str | None:
+        """The postgresql:// URL, when the threads live in PostgreSQL."""
+        return self.db if self.db and self.db.startswith(POSTGRES_SCHEMES) else None
 
 
 def load_settings(

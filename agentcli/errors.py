@@ -23,6 +23,10 @@ class ThreadNotFound(UsageError):
     """No thread matches the id or prefix given."""
 
 
+class ThreadBusy(AgentcliError):
+    """Another process is driving this thread (its session holds the thread's lock)."""
+
+
 class ModelError(AgentcliError):
     """The model call failed: authentication, connection, or the API refused it."""
 

@@ -11,7 +11,7 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
-from langgraph.types import Command
+from langgraph.types import Command, RetryPolicy
 
 from agentcli.review import make_review_nodes
 from agentcli.state import AgentState, RunContext
@@ -34,12 +34,16 @@ def steps_since_user(messages: Sequence[BaseMessage]) -> int:
 
 
 def build_graph(
-    model: Callable[[], BaseChatModel], tools: Sequence[BaseTool]
+    model: Callable[[], BaseChatModel],
+    tools: Sequence[BaseTool],
+    context_schema: type[RunContext] = RunContext,
+    retry: RetryPolicy | None = None,
 ) -> StateGraph[Any, Any, Any, Any]:
     """The uncompiled graph; the caller compiles it with its checkpointer.
 
     `model` is called when the agent first needs it, so reading a thread's state never
-    builds a client (nor needs an API key).
+    builds a client (nor needs an API key). A server passes a `context_schema` whose
+    fields all have defaults, since its clients may send no context at all.
     """
     bound: list[Any] = []
 
@@ -58,8 +62,8 @@ def build_graph(
         calls = isinstance(reply, AIMessage) and (reply.tool_calls or reply.invalid_tool_calls)
         return Command(update={"messages": [reply]}, goto="review" if calls else END)
 
-    builder = StateGraph(AgentState, context_schema=RunContext)
-    builder.add_node("agent", agent, destinations=("review", END))
+    builder = StateGraph(AgentState, context_schema=context_schema)
+    builder.add_node("agent", agent, destinations=("review", END), retry_policy=retry)
     review, approve = make_review_nodes(tools)
     builder.add_node("review", review, destinations=("approve", "tools", "agent", END))
     builder.add_node("approve", approve, destinations=("tools", "agent"))

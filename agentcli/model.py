@@ -31,11 +31,19 @@ def make_model(settings: Settings) -> BaseChatModel:
         # local servers need no key, but the client insists on one
         api_key=SecretStr(settings.api_key or "not-needed"),
         timeout=settings.timeout,
-        max_retries=settings.max_retries,
+        max_retries=0,  # the graph retries (transient below), cut streams included
         streaming=settings.stream,
         stream_usage=True,
         temperature=settings.temperature,
     )
+
+
+def transient(exc: BaseException) -> bool:
+    """Worth another try: rate limits, 5xx answers, timeouts, refused or cut connections."""
+    import openai
+
+    retry = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
+    return isinstance(exc, retry)
 
 
 def cost_usd(settings: Settings, model: str, usage: dict[str, int]) -> float | None:

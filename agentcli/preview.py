@@ -17,12 +17,12 @@ class Preview:
     text: str
 
 
-def preview(name: str, args: dict[str, Any], workspace: Path) -> Preview:
+def preview(name: str, args: dict[str, Any], workspace: Path | None) -> Preview:
     if name == "shell" and isinstance(args.get("command"), str):
         extra = {k: v for k, v in args.items() if k != "command"}
         suffix = f"\n# {json.dumps(extra)}" if extra else ""
         return Preview("shell", args["command"] + suffix)
-    if name in ("write_file", "edit_file") and isinstance(args.get("path"), str):
+    if workspace and name in ("write_file", "edit_file") and isinstance(args.get("path"), str):
         diff = _file_diff(name, args, workspace)
         if diff is not None:
             return Preview("diff", diff)

@@ -15,29 +15,20 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool
-from langgraph.types import Command
+from langgraph.types import Command, RetryPolicy
 
 from agentcli.config import Settings
 from agentcli.errors import AgentcliError, RunStopped, ThreadNotFound, UsageError
-from agentcli.events import (
-    AssistantMessage,
-    Done,
-    Event,
-    ReviewRequest,
-    TextDelta,
-    ToolOutput,
-    ToolResult,
-)
-from agentcli.graph import build_graph, steps_since_user
-from agentcli.model import cost_usd, explain, make_model
+from agentcli.events import Done, Event, ReviewRequest
+from agentcli.graph import build_graph
+from agentcli.model import explain, make_model, transient
 from agentcli.policy import Policy
 from agentcli.review import validate_args
+from agentcli.runevents import Translator, policy_decisions, review_in, stop_reason, title_of
 from agentcli.state import RunContext
 from agentcli.store import Store, ThreadRow
-
-TITLE_CHARS = 60
 
 
 def new_thread_id() -> str:
@@ -75,8 +66,9 @@ class Session:
 
     def open(self, id_or_prefix: str) -> ThreadRow:
         """Attach to an existing thread; its recorded workspace is reused."""
-        self.row = self.store.resolve(id_or_prefix)
-        self.thread_id = self.row.thread_id
+        row = self.store.resolve(id_or_prefix)
+        self.store.hold(row.thread_id)  # one session per thread: ThreadBusy if taken
+        self.row, self.thread_id = row, row.thread_id
         if not self.explicit_workspace:
             self.workspace = Path(self.row.workspace)
         elif str(self.workspace) != self.row.workspace:
@@ -92,6 +84,7 @@ class Session:
     def new_thread(self) -> None:
         """Start over: the next message begins a new thread."""
         self.thread_id, self.row = new_thread_id(), None
+        self.store.release()
 
     def set_model(self, name: str) -> None:
         """Use another model from the next turn on (recorded with the thread)."""
@@ -119,7 +112,10 @@ class Session:
     @property
     def graph(self) -> Any:
         if self._graph is None:
-            builder = build_graph(self.model, list(self.tools.values()))
+            retry = RetryPolicy(
+                max_attempts=self.settings.max_retries + 1, max_interval=8.0, retry_on=transient
+            )
+            builder = build_graph(self.model, list(self.tools.values()), retry=retry)
             self._graph = builder.compile(checkpointer=self.store.saver)
         return self._graph
 
@@ -150,10 +146,8 @@ class Session:
         """The calls of this thread waiting for a decision, if any."""
         if self.row is None:
             return None
-        for item in (snapshot or self.state()).interrupts:
-            if isinstance(item.value, dict) and "action_requests" in item.value:
-                return ReviewRequest(self.thread_id, list(item.value["action_requests"]))
-        return None
+        interrupts = (snapshot or self.state()).interrupts
+        return review_in(self.thread_id, (item.value for item in interrupts))
 
     # -- driving the graph -------------------------------------------------------
 
@@ -161,9 +155,9 @@ class Session:
         """A new user message. A thread with calls awaiting review must decide them first."""
         self.model()
         if self.row is None:
-            title = " ".join(text.split())[:TITLE_CHARS] or "(empty)"
+            self.store.hold(self.thread_id)
             self.row = self.store.create(
-                self.thread_id, title, str(self.workspace), self.settings.model
+                self.thread_id, title_of(text), str(self.workspace), self.settings.model
             )
         elif pending := self.pending():
             raise UsageError(
@@ -185,17 +179,7 @@ class Session:
     def policy_decisions(self, review: ReviewRequest) -> list[dict[str, Any]] | None:
         """Decide a pending review by this session's policy, or None if a person must."""
         allowed = self.state().values.get("allowed_tools", [])
-        decisions: list[dict[str, Any]] = []
-        for request in review.action_requests:
-            verdict = self.policy.decide(request["name"], request["args"], allowed)
-            if verdict.decision == "ask":
-                return None
-            who = {"who": verdict.who, "by": verdict.by}
-            if verdict.decision == "allow":
-                decisions.append({"type": "approve", **who})
-            else:
-                decisions.append({"type": "reject", "message": verdict.refusal, **who})
-        return decisions
+        return policy_decisions(self.policy, review, allowed)
 
     def resume(self) -> Iterator[Event]:
         """Continue a thread without a new message: retry a failed step."""
@@ -209,8 +193,7 @@ class Session:
     def _drive(self, graph_input: Any) -> Iterator[Event]:
         self.model()
         graph, config, context = self.graph, self.config, self.context()
-        usage: dict[str, int] = {}
-        final = ""
+        seen = Translator(self._add_answer)
         try:
             stream = graph.stream(
                 graph_input,
@@ -220,37 +203,7 @@ class Session:
                 durability="sync",  # each step is on disk before the next one starts
             )
             for mode, chunk in in_background(stream):
-                if mode == "custom":
-                    if isinstance(chunk, dict) and "tool_output" in chunk:
-                        yield ToolOutput(str(chunk.get("tool_call_id")), chunk["tool_output"])
-                    continue
-                if mode == "messages":
-                    message, meta = chunk
-                    if meta.get("langgraph_node") == "agent" and isinstance(message, AIMessage):
-                        if text := message.text:
-                            yield TextDelta(text)
-                    continue
-                for node, update in chunk.items():
-                    for message in (
-                        (update or {}).get("messages", []) if node != "__interrupt__" else []
-                    ):
-                        if isinstance(message, ToolMessage):
-                            yield ToolResult(
-                                message.tool_call_id,
-                                message.name or "",
-                                message.text,
-                                message.status,
-                            )
-                        elif isinstance(message, AIMessage) and node == "agent":
-                            final = message.text
-                            if final and self.row:
-                                self.store.add_text(
-                                    self.thread_id, self.row.turns, "assistant", final
-                                )
-                            turn = _usage(message)
-                            _add_usage(usage, turn)
-                            calls = [dict(call) for call in message.tool_calls]
-                            yield AssistantMessage(final, calls, turn)
+                yield from seen.events(mode, chunk)
         except AgentcliError as known:
             self._record(self.state(), str(known))
             raise
@@ -263,37 +216,24 @@ class Session:
             unfinished = snapshot.next and not self.pending(snapshot)
             self._record(snapshot, "interrupted before the run finished" if unfinished else None)
             raise
-        summary: dict[str, Any] = dict(usage)
-        if usage:
-            self.store.add_usage(self.thread_id, usage)
-            cost = cost_usd(self.settings, self.settings.model, usage)
-            if cost is not None:
-                summary["cost_usd"] = cost
+        final, summary = seen.final, seen.summary(self.settings)
+        if seen.usage:
+            self.store.add_usage(self.thread_id, seen.usage)
         snapshot = self.state()
         if review := self.pending(snapshot):
             self._record(snapshot)
             yield review
             yield Done(self.thread_id, "awaiting_approval", final, summary, review.action_requests)
             return
-        stopped = self._stop_reason(snapshot.values)
+        stopped = stop_reason(snapshot.values, self.settings.max_invalid_turns, self.thread_id)
         self._record(snapshot, stopped)
         if stopped:
             raise RunStopped(stopped)
         yield Done(self.thread_id, "done", final, summary)
 
-    def _stop_reason(self, values: dict[str, Any]) -> str | None:
-        messages = values.get("messages", [])
-        if values.get("invalid_turns", 0) >= self.settings.max_invalid_turns:
-            return (
-                f"the model made invalid tool calls {values['invalid_turns']} turns in a row;"
-                f" send a message to continue thread {self.thread_id}"
-            )
-        if messages and not isinstance(messages[-1], AIMessage):
-            return (
-                f"stopped after {steps_since_user(messages)} model steps (max_steps);"
-                f" send a message to continue thread {self.thread_id}"
-            )
-        return None
+    def _add_answer(self, text: str) -> None:
+        if self.row:
+            self.store.add_text(self.thread_id, self.row.turns, "assistant", text)
 
     def _record(self, snapshot: Any, error: str | None = None) -> None:
         """Keep the thread index true to the saved state."""
@@ -329,19 +269,3 @@ def in_background(iterator: Iterator[Any]) -> Iterator[Any]:
                 raise item
             return
         yield item
-
-
-def _usage(message: AIMessage) -> dict[str, int] | None:
-    usage = message.usage_metadata
-    if not usage:
-        return None
-    return {
-        "input_tokens": usage["input_tokens"],
-        "output_tokens": usage["output_tokens"],
-        "total_tokens": usage["total_tokens"],
-    }
-
-
-def _add_usage(total: dict[str, int], usage: dict[str, int] | None) -> None:
-    for key, value in (usage or {}).items():
-        total[key] = total.get(key, 0) + value

@@ -1,59 +1,34 @@
-"""Where threads live: LangGraph's SqliteSaver plus a small index of our own.
+"""Where threads live: a LangGraph checkpointer plus a small index of our own, in one database.
+
+One `Store` interface, two backends: SQLite (sqlitestore.py, the default) and PostgreSQL
+(pgstore.py, the `postgres` extra). The SQL they share is written once, here and in
+schema.py, with `?` placeholders; a backend runs it and supplies what differs (connections,
+transactions, the checkpointer's tables, the per-thread lock of threadlock.py).
 
 The index (one row per thread) lets `threads list` and id lookups run without
 deserialising any checkpoint. Its schema changes only through named, append-only
-migrations.
+migrations (schema.py).
 """
 
 from __future__ import annotations
 
-import os
-import sqlite3
+from abc import abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from agentcli.errors import AgentcliError, ThreadNotFound, UsageError
+from agentcli.config import POSTGRES_SCHEMES
+from agentcli.errors import AgentcliError, ConfigError, ThreadNotFound
+from agentcli.schema import CHAIN_SQL, MIGRATIONS, escape_like
+from agentcli.threadlock import ThreadLocks
 
 if TYPE_CHECKING:
-    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.checkpoint.base import BaseCheckpointSaver
 
-BUSY_TIMEOUT_S = 10.0
-
-MIGRATIONS: list[tuple[str, str]] = [
-    (
-        "001_threads",
-        """CREATE TABLE agentcli_threads (
-            thread_id TEXT PRIMARY KEY,
-            title TEXT NOT NULL,
-            status TEXT NOT NULL DEFAULT 'idle',
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            workspace TEXT NOT NULL,
-            model TEXT NOT NULL,
-            messages INTEGER NOT NULL DEFAULT 0,
-            last_error TEXT
-        );
-        CREATE INDEX agentcli_threads_updated ON agentcli_threads(updated_at);""",
-    ),
-    (
-        "002_text",  # what people wrote and read, for search, kept apart from checkpoints
-        """CREATE TABLE agentcli_text (
-            thread_id TEXT NOT NULL,
-            turn INTEGER NOT NULL,
-            role TEXT NOT NULL,
-            text TEXT NOT NULL
-        );
-        CREATE INDEX agentcli_text_thread ON agentcli_text(thread_id, turn);
-        ALTER TABLE agentcli_threads ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;""",
-    ),
-    (
-        "003_usage",
-        """ALTER TABLE agentcli_threads ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
-        ALTER TABLE agentcli_threads ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;""",
-    ),
-]
+    from agentcli.config import Settings
 
 
 @dataclass
@@ -79,70 +54,87 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fresh = not path.exists()
-            self.conn = _connect(path)
-            if fresh:
-                os.chmod(path, 0o600)
-            self._migrate()
-        except sqlite3.Error as exc:
-            raise AgentcliError(f"cannot open the thread database {path}: {exc}") from None
-        except OSError as exc:
-            raise UsageError(f"cannot create the thread database {path}: {exc}") from None
-        self._saver: SqliteSaver | None = None
+class Store(ThreadLocks):
+    """Threads, their index and their text; one session's lock on the thread it drives."""
+
+    location: str  # for messages: the file, or the URL with its password masked
+    LIKE: ClassVar[str] = "LIKE"  # SQLite's is case-insensitive: PostgreSQL's ILIKE is too
+    OWN_MIGRATIONS: ClassVar[list[tuple[str, str]]] = []  # the backend's, after MIGRATIONS
+    # LangGraph's tables: which rows of each a fork copies (after "WHERE thread_id = ?")
+    CHECKPOINT_TABLES: ClassVar[dict[str, str]] = {}
+
+    def __init__(self) -> None:
+        self._saver: BaseCheckpointSaver[Any] | None = None
+
+    # -- what a backend supplies -------------------------------------------------
+
+    @abstractmethod
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement (`?` placeholders), outside a transaction unless in one."""
+
+    @abstractmethod
+    def _script(self, sql: str) -> None:
+        """Run several statements (no parameters) in one transaction."""
+
+    @abstractmethod
+    def _transaction(self, rollback: bool = False) -> AbstractContextManager[Any]:
+        """A write transaction; `rollback`: always undone (to prove the database writable)."""
+
+    @abstractmethod
+    def _new_saver(self) -> BaseCheckpointSaver[Any]:
+        """The checkpointer, on a connection of its own, its tables set up."""
+
+    @abstractmethod
+    def _columns(self, table: str) -> list[str]: ...
+
+    @abstractmethod
+    def _close(self) -> None: ...
+
+    # -- the interface -----------------------------------------------------------
 
     @property
-    def saver(self) -> SqliteSaver:
+    def saver(self) -> BaseCheckpointSaver[Any]:
         if self._saver is None:
-            from langgraph.checkpoint.sqlite import SqliteSaver
-
-            self._saver = SqliteSaver(_connect(self.path))
+            self._saver = self._new_saver()
         return self._saver
 
     def _migrate(self) -> None:
-        with self.conn:
-            self.conn.execute(
-                "CREATE TABLE IF NOT EXISTS agentcli_migrations"
-                " (name TEXT PRIMARY KEY, applied_at TEXT)"
-            )
-        done = {row[0] for row in self.conn.execute("SELECT name FROM agentcli_migrations")}
-        for name, sql in MIGRATIONS:
+        self._execute(
+            "CREATE TABLE IF NOT EXISTS agentcli_migrations"
+            " (name TEXT PRIMARY KEY, applied_at TEXT)"
+        )
+        done = {row[0] for row in self._execute("SELECT name FROM agentcli_migrations")}
+        for name, sql in [*MIGRATIONS, *self.OWN_MIGRATIONS]:
             if name not in done:
-                record = f"INSERT INTO agentcli_migrations VALUES ('{name}', '{now()}')"
-                self.conn.executescript(f"BEGIN; {sql}; {record}; COMMIT;")
+                self._script(f"{sql}; INSERT INTO agentcli_migrations VALUES ('{name}', '{now()}')")
 
     def create(self, thread_id: str, title: str, workspace: str, model: str) -> ThreadRow:
         stamp = now()
         row = ThreadRow(thread_id, title, "idle", stamp, stamp, workspace, model)
-        with self.conn:
-            self.conn.execute(
-                "INSERT INTO agentcli_threads (thread_id, title, status, created_at, updated_at,"
-                " workspace, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (thread_id, title, row.status, stamp, stamp, workspace, model),
-            )
+        self._execute(
+            "INSERT INTO agentcli_threads (thread_id, title, status, created_at, updated_at,"
+            " workspace, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (thread_id, title, row.status, stamp, stamp, workspace, model),
+        )
         return row
 
     def update(self, thread_id: str, **fields: Any) -> None:
         fields["updated_at"] = now()
         assignments = ", ".join(f"{name} = ?" for name in fields)
-        with self.conn:
-            self.conn.execute(
-                f"UPDATE agentcli_threads SET {assignments} WHERE thread_id = ?",
-                (*fields.values(), thread_id),
-            )
+        self._execute(
+            f"UPDATE agentcli_threads SET {assignments} WHERE thread_id = ?",
+            (*fields.values(), thread_id),
+        )
 
     def resolve(self, id_or_prefix: str) -> ThreadRow:
         """The thread with this id, or the only one whose id starts with it."""
         if not id_or_prefix.strip():
             raise ThreadNotFound("no thread id given")
         rows = self._select(
-            "WHERE thread_id = ? OR thread_id LIKE ? ESCAPE '\\' ORDER BY thread_id LIMIT 6",
+            f"WHERE thread_id = ? OR thread_id {self.LIKE} ? ESCAPE '\\'"
+            " ORDER BY thread_id LIMIT 6",
             id_or_prefix,
-            _escape_like(id_or_prefix) + "%",
+            escape_like(id_or_prefix) + "%",
         )
         exact = [row for row in rows if row.thread_id == id_or_prefix]
         if exact or len(rows) == 1:
@@ -161,7 +153,8 @@ class Store:
         workspace: str | None = None,
     ) -> list[ThreadRow]:
         """Threads newest first, optionally filtered; `search` looks at titles and messages."""
-        where, params = ["1"], []
+        where: list[str] = []
+        params: list[Any] = []
         if status:
             where.append("status = ?")
             params.append(status)
@@ -169,83 +162,87 @@ class Store:
             where.append("workspace = ?")
             params.append(workspace)
         if search:
-            pattern = "%" + _escape_like(search) + "%"
+            pattern = "%" + escape_like(search) + "%"
             where.append(
-                "(title LIKE ? ESCAPE '\\' OR thread_id IN (SELECT thread_id FROM agentcli_text"
-                " WHERE text LIKE ? ESCAPE '\\'))"
+                f"(title {self.LIKE} ? ESCAPE '\\' OR thread_id IN (SELECT thread_id"
+                f" FROM agentcli_text WHERE text {self.LIKE} ? ESCAPE '\\'))"
             )
             params += [pattern, pattern]
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        if limit is not None:
+            params.append(limit)
         return self._select(
-            f"WHERE {' AND '.join(where)} ORDER BY updated_at DESC, rowid DESC LIMIT ?",
+            f"{clause}ORDER BY updated_at DESC, rowid DESC{'' if limit is None else ' LIMIT ?'}",
             *params,
-            -1 if limit is None else limit,
         )
 
     def add_text(self, thread_id: str, turn: int, role: str, text: str) -> None:
-        with self.conn:
-            self.conn.execute(
-                "INSERT INTO agentcli_text VALUES (?, ?, ?, ?)", (thread_id, turn, role, text)
-            )
+        self._execute(
+            "INSERT INTO agentcli_text VALUES (?, ?, ?, ?)", (thread_id, turn, role, text)
+        )
 
     def add_usage(self, thread_id: str, usage: dict[str, int]) -> None:
-        with self.conn:
-            self.conn.execute(
-                "UPDATE agentcli_threads SET input_tokens = input_tokens + ?,"
-                " output_tokens = output_tokens + ? WHERE thread_id = ?",
-                (usage.get("input_tokens", 0), usage.get("output_tokens", 0), thread_id),
-            )
+        self._execute(
+            "UPDATE agentcli_threads SET input_tokens = input_tokens + ?,"
+            " output_tokens = output_tokens + ? WHERE thread_id = ?",
+            (usage.get("input_tokens", 0), usage.get("output_tokens", 0), thread_id),
+        )
 
     def rename(self, thread_id: str, title: str) -> None:
         self.update(thread_id, title=title)
 
     def delete(self, thread_id: str) -> None:
-        """The thread's checkpoints, writes, text and index row."""
-        self.saver.delete_thread(thread_id)
-        with self.conn:
-            self.conn.execute("DELETE FROM agentcli_text WHERE thread_id = ?", (thread_id,))
-            self.conn.execute("DELETE FROM agentcli_threads WHERE thread_id = ?", (thread_id,))
+        """The thread's checkpoints, writes, text and index row (refused while in use)."""
+        with self._holding(thread_id):
+            self.saver.delete_thread(thread_id)
+            with self._transaction():
+                self._execute("DELETE FROM agentcli_text WHERE thread_id = ?", (thread_id,))
+                self._execute("DELETE FROM agentcli_threads WHERE thread_id = ?", (thread_id,))
 
     def copy(self, source: ThreadRow, target: str, upto: str | None, turns: int) -> ThreadRow:
         """A new thread with the source's checkpoints up to `upto` (all if None) and the
         text of its first `turns` user turns.
 
         Every ancestor checkpoint and its writes are copied, so channels that are rebuilt
-        from history (DeltaChannel) rebuild the same. LangGraph's SqliteSaver has no
-        copy_thread, so this copies rows of its two tables.
+        from history (DeltaChannel) rebuild the same. LangGraph's savers have no
+        copy_thread, so this copies rows of their tables (CHECKPOINT_TABLES).
         """
-        with self.saver.conn as conn:
-            # the fork point and its ancestors, by parent links (not by id order)
-            conn.execute("CREATE TEMP TABLE IF NOT EXISTS agentcli_chain (id TEXT PRIMARY KEY)")
-            conn.execute("DELETE FROM agentcli_chain")
-            conn.execute(
-                "WITH RECURSIVE chain(id) AS (SELECT ? UNION SELECT c.parent_checkpoint_id"
-                " FROM checkpoints c JOIN chain ON c.checkpoint_id = chain.id"
-                " WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND c.parent_checkpoint_id"
-                " IS NOT NULL) INSERT INTO agentcli_chain SELECT id FROM chain",
-                (upto, source.thread_id),
-            )
-            keep = "" if upto is None else " AND checkpoint_id IN (SELECT id FROM agentcli_chain)"
-            for table in ("checkpoints", "writes"):
-                columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
-                rest = ", ".join(c for c in columns if c != "thread_id")
-                conn.execute(
-                    f"INSERT INTO {table} (thread_id, {rest}) SELECT ?, {rest} FROM {table}"
-                    " WHERE thread_id = ?" + keep,
+        self.saver  # noqa: B018 - its tables exist from here on
+        with self._transaction():
+            if upto is not None:
+                self._execute(
+                    "CREATE TEMP TABLE IF NOT EXISTS agentcli_chain (id TEXT PRIMARY KEY)"
+                )
+                self._execute("DELETE FROM agentcli_chain")
+                self._execute(CHAIN_SQL, (upto, source.thread_id))
+            for table, rows in self.CHECKPOINT_TABLES.items():
+                rest = ", ".join(f'"{c}"' for c in self._columns(table) if c != "thread_id")
+                self._execute(
+                    f"INSERT INTO {table} (thread_id, {rest}) SELECT CAST(? AS TEXT), {rest}"
+                    f" FROM {table} WHERE thread_id = ?" + ("" if upto is None else rows),
                     (target, source.thread_id),
                 )
         row = self.create(target, source.title, source.workspace, source.model)
-        with self.conn:
-            self.conn.execute(
-                "INSERT INTO agentcli_text SELECT ?, turn, role, text FROM agentcli_text"
-                " WHERE thread_id = ? AND turn <= ?",
-                (target, source.thread_id, turns),
-            )
+        self._execute(
+            "INSERT INTO agentcli_text SELECT CAST(? AS TEXT), turn, role, text FROM agentcli_text"
+            " WHERE thread_id = ? AND turn <= ?",
+            (target, source.thread_id, turns),
+        )
         self.update(target, turns=turns, status=source.status if upto is None else "idle")
         row.turns = turns
         return row
 
+    def check(self) -> int:
+        """Write a row and roll it back; the number of threads (for `doctor`)."""
+        try:
+            with self._transaction(rollback=True):
+                self._execute("INSERT INTO agentcli_migrations VALUES ('doctor', 'rolled back')")
+            return int(self._execute("SELECT count(*) FROM agentcli_threads").fetchone()[0])
+        except self.ERRORS as exc:
+            raise AgentcliError(f"{self.location} is not writable: {exc}") from None
+
     def _select(self, where: str, *params: Any) -> list[ThreadRow]:
-        cursor = self.conn.execute(
+        cursor = self._execute(
             "SELECT thread_id, title, status, created_at, updated_at, workspace, model, messages,"
             f" last_error, turns, input_tokens, output_tokens FROM agentcli_threads {where}",
             params,
@@ -253,17 +250,43 @@ class Store:
         return [ThreadRow(*row) for row in cursor]
 
     def close(self) -> None:
-        self.conn.close()
-        if self._saver is not None:
-            self._saver.conn.close()
+        self.release()
+        self._close()
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    """WAL and a busy timeout, so readers never block and writers wait their turn."""
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    return conn
+def open_store(settings: Settings) -> Store:
+    """The store `storage.db` names: a postgresql:// URL, or else a SQLite file."""
+    if settings.db_url:
+        try:
+            from agentcli.pgstore import PostgresStore
+        except ImportError as exc:
+            raise ConfigError(
+                f"a postgresql:// database needs {exc.name or 'psycopg'}:"
+                " pip install 'agentcli[postgres]'"
+            ) from None
+        return PostgresStore(settings.db_url)
+    from agentcli.sqlitestore import SqliteStore
+
+    return SqliteStore(settings.db_path)
 
 
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+def database_label(settings: Settings) -> str:
+    """Where the threads live, fit to print: the URL's password is masked."""
+    return mask_url(settings.db_url) if settings.db_url else str(settings.db_path)
+
+
+def mask_url(text: str) -> str:
+    """A database URL with its password (in the user part or the query) masked."""
+    if not text.startswith(POSTGRES_SCHEMES):
+        return text
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return text.partition("://")[0] + "://(not a valid URL)"
+    netloc = parts.netloc
+    if parts.password is not None:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}:***@{host}"
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    query = [(key, "***" if key == "password" else value) for key, value in pairs]
+    return urlunsplit(parts._replace(netloc=netloc, query=urlencode(query, safe="*/:")))

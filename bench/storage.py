@@ -121,7 +121,7 @@ def measure(
     from agentcli.config import Settings
     from agentcli.policy import Policy
     from agentcli.session import Session
-    from agentcli.store import Store
+    from agentcli.sqlitestore import SqliteStore
     from tools.calc import calculator
 
     db = workdir / f"{variant}.db"
@@ -131,7 +131,7 @@ def measure(
         policy = Policy.build(auto_approve=True)
         return Session(
             settings,
-            Store(db),
+            SqliteStore(db),
             policy,
             workspace=workdir,
             model=ScriptedModel(answer_chars=answer_chars, tools=not chat),
@@ -148,6 +148,7 @@ def measure(
         if turn not in sizes:
             continue
         load_ms = []
+        writer.store.release()  # the writer lets go, so readers may open the thread
         for _ in range(repeat):
             reader = session()
             reader.open(writer.thread_id)

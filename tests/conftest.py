@@ -1,8 +1,21 @@
-"""Shared fixtures: every test gets its own config and data folders, never the user's."""
+"""Shared fixtures: every test gets its own config and data folders, never the user's.
+
+Tests marked `@pytest.mark.backends` run twice: on SQLite and on PostgreSQL (a private
+server started once per session, a fresh database per test). Without PostgreSQL installed
+those runs skip, except in CI (CI=true), where they fail.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
+
+from tests.pg import Cluster, start_cluster
+
+BACKENDS = ("sqlite", "postgres")
 
 
 @pytest.fixture(autouse=True)
@@ -24,6 +37,47 @@ def _isolated_home(
         "AGENTCLI_DEBUG",
     ):
         monkeypatch.delenv(name, raising=False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "backends: run on SQLite and on PostgreSQL")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.definition.get_closest_marker("backends") and "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", BACKENDS, indirect=True)
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest) -> str:
+    """sqlite, unless the test is marked `backends` (then each in turn)."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    try:
+        cluster = start_cluster()
+    except RuntimeError as exc:
+        if os.environ.get("CI", "").lower() in ("true", "1"):
+            pytest.fail(f"CI needs PostgreSQL: {exc}")
+        pytest.skip(str(exc))
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: Cluster) -> str:
+    """A fresh, empty PostgreSQL database."""
+    return pg_cluster.new_database()
+
+
+@pytest.fixture
+def database(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """What `storage.db` names for this test: a SQLite file, or a PostgreSQL URL."""
+    if backend == "postgres":
+        return str(request.getfixturevalue("pg_url"))
+    return str(tmp_path / "threads.db")
 
 
 pytest_plugins = ["tests.tooling"]  # tool_env: run a tool the way ToolNode does

@@ -16,6 +16,7 @@ from agentcli.cli.common import (
     DenyOpt,
     LastOpt,
     ModelOpt,
+    ServerOpt,
     ThreadOpt,
     WorkspaceOpt,
     attach,
@@ -37,10 +38,11 @@ def chat(
     db: DbOpt = None,
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
+    server: ServerOpt = None,
 ) -> None:
     """Talk with the agent; every tool call waits for your decision."""
     session = open_session(
-        Common(model, base_url, db, config, workspace), auto_approve, approve, deny
+        Common(model, base_url, db, config, workspace, server), auto_approve, approve, deny
     )
     attach(session, thread, last)
     from agentcli.cli.chatloop import Chat
@@ -62,10 +64,11 @@ def resume(
     db: DbOpt = None,
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
+    server: ServerOpt = None,
 ) -> None:
     """Continue a thread; a pending review is shown first."""
     session = open_session(
-        Common(model, base_url, db, config, workspace), auto_approve, approve, deny
+        Common(model, base_url, db, config, workspace, server), auto_approve, approve, deny
     )
     attach(session, thread_id, thread_id is None)
     from agentcli.cli.chatloop import Chat

@@ -18,11 +18,11 @@ from agentcli.ui.prompt import ask_decisions
 from agentcli.ui.render import Renderer
 
 if TYPE_CHECKING:
-    from agentcli.session import Session
+    from agentcli.cli.common import AnySession
 
 
 class Chat:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: AnySession) -> None:
         from agentcli.cli.slash import COMMANDS
 
         self.session = session
@@ -61,8 +61,11 @@ class Chat:
         self.bye(pending=False)
 
     def banner(self) -> None:
+        from agentcli.remote import RemoteSession
+
         s = self.session
-        about = f"{s.row.title} · {s.workspace}" if s.row else f"new · {s.workspace}"
+        where = s.location if isinstance(s, RemoteSession) else s.workspace
+        about = f"{s.row.title} · {where}" if s.row else f"new · {where}"
         line = Text.assemble((f"thread {s.thread_id}", "bold"), (f" · {about}", "dim"))
         self.console.print(line)
 
@@ -131,5 +134,8 @@ class Chat:
         s = self.session
         if s.row is None:
             return
+        from agentcli.cli.common import server_flag
+
         what = "calls are waiting for review" if pending else "to continue"
-        self.console.print(Text(f"{what}: agentcli resume {s.thread_id}", style="dim"))
+        hint = f"agentcli resume {s.thread_id}{server_flag(s)}"
+        self.console.print(Text(f"{what}: {hint}", style="dim"))

@@ -14,14 +14,19 @@ from agentcli.errors import UsageError
 
 if TYPE_CHECKING:
     from agentcli.policy import Policy
+    from agentcli.remote import RemoteSession
     from agentcli.session import Session
+
+    AnySession = Session | RemoteSession  # what chat, run and review drive
     from agentcli.store import Store
 
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model name.")]
 BaseUrlOpt = Annotated[
     str | None, typer.Option("--base-url", help="OpenAI-compatible server URL (e.g. Ollama).")
 ]
-DbOpt = Annotated[Path | None, typer.Option("--db", help="Thread database file.")]
+DbOpt = Annotated[
+    str | None, typer.Option("--db", help="Thread database: a file, or a postgresql:// URL.")
+]
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Config file to read.")]
 WorkspaceOpt = Annotated[
     Path | None,
@@ -42,6 +47,10 @@ DenyOpt = Annotated[
 ]
 LastOpt = Annotated[bool, typer.Option("--last", help="The most recent thread in this workspace.")]
 ThreadOpt = Annotated[str | None, typer.Option("--thread", "-t", help="Thread id or prefix.")]
+ServerOpt = Annotated[
+    str | None,
+    typer.Option("--server", metavar="URL", help="Drive threads on this LangGraph server."),
+]
 
 
 @dataclass
@@ -50,9 +59,10 @@ class Common:
 
     model: str | None = None
     base_url: str | None = None
-    db: Path | None = None
+    db: str | Path | None = None
     config: Path | None = None
     workspace: Path | None = None
+    server: str | None = None  # a LangGraph server's URL: threads live there
 
     def settings(self) -> Settings:
         return load_settings(
@@ -65,9 +75,9 @@ class Common:
         )
 
     def store(self, settings: Settings) -> Store:
-        from agentcli.store import Store
+        from agentcli.store import open_store
 
-        return Store(settings.db_path)
+        return open_store(settings)
 
 
 def warn(message: str) -> None:
@@ -91,7 +101,7 @@ def make_policy(
     )
 
 
-def attach(session: Session, thread: str | None, last: bool) -> None:
+def attach(session: AnySession, thread: str | None, last: bool) -> None:
     """Point the session at --thread ID or --last, if given (else it starts a new thread)."""
     if thread and last:
         raise UsageError("--thread and --last do not go together")
@@ -106,10 +116,12 @@ def open_session(
     auto_approve: bool = False,
     approve: list[str] | None = None,
     deny: list[str] | None = None,
-) -> Session:
+) -> AnySession:
     from agentcli.session import Session
 
     settings = common.settings()
+    if common.server:
+        return open_remote(common, settings, auto_approve, approve, deny)
     workspace = common.workspace
     if workspace is not None and not workspace.is_dir():
         raise UsageError(f"--workspace {workspace} is not a directory")
@@ -122,3 +134,36 @@ def open_session(
         if unknown:
             raise UsageError(f"unknown tool '{unknown[0]}' in {flag} (agentcli tools lists them)")
     return session
+
+
+def open_remote(
+    common: Common,
+    settings: Settings,
+    auto_approve: bool,
+    approve: list[str] | None,
+    deny: list[str] | None,
+) -> RemoteSession:
+    """A session on a LangGraph server: the model and the storage are the server's."""
+    from agentcli.remote import RemoteSession
+
+    assert common.server
+    for flag, value in (("--model", common.model), ("--base-url", common.base_url)):
+        if value:
+            raise UsageError(f"{flag} does not go with --server: the server chooses the model")
+    if common.db:
+        raise UsageError("--db does not go with --server: the server keeps the threads")
+    return RemoteSession(
+        settings,
+        common.server,
+        auto_approve=auto_approve,
+        approve=approve or (),
+        deny=deny or (),
+        workspace=common.workspace,
+    )
+
+
+def server_flag(session: AnySession) -> str:
+    """What a hint to continue this session's thread needs: ` --server URL`, or nothing."""
+    from agentcli.remote import RemoteSession
+
+    return f" --server {session.url}" if isinstance(session, RemoteSession) else ""

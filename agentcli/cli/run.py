@@ -20,10 +20,12 @@ from agentcli.cli.common import (
     DenyOpt,
     LastOpt,
     ModelOpt,
+    ServerOpt,
     ThreadOpt,
     WorkspaceOpt,
     attach,
     open_session,
+    server_flag,
 )
 from agentcli.errors import AgentcliError, UsageError
 from agentcli.events import Done, Event, ReviewRequest
@@ -31,7 +33,7 @@ from agentcli.ui import make_console
 from agentcli.ui.render import Renderer
 
 if TYPE_CHECKING:
-    from agentcli.session import Session
+    from agentcli.cli.common import AnySession
 
 EXIT_PARKED = 3
 
@@ -62,6 +64,7 @@ def run(
     db: DbOpt = None,
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
+    server: ServerOpt = None,
 ) -> None:
     """Run without a terminal: calls no policy allows park the thread (exit 3).
 
@@ -74,7 +77,7 @@ def run(
     if message is None and thread is None and not last:
         raise UsageError("give a message, '-' to read it from stdin, or --thread ID to continue")
     session = open_session(
-        Common(model, base_url, db, config, workspace), auto_approve, approve, deny
+        Common(model, base_url, db, config, workspace, server), auto_approve, approve, deny
     )
     attach(session, thread, last)
     Scripted(session, output).run(message)
@@ -104,9 +107,10 @@ def review(
     db: DbOpt = None,
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
+    server: ServerOpt = None,
 ) -> None:
     """List a thread's pending calls, or decide them and continue like `run --thread ID`."""
-    session = open_session(Common(model, base_url, db, config, workspace))
+    session = open_session(Common(model, base_url, db, config, workspace, server))
     session.open(thread_id)
     pending = session.pending()
     if not (approve or reject or edit):
@@ -121,7 +125,7 @@ def review(
 
 
 def _decisions(
-    session: Session,
+    session: AnySession,
     pending: ReviewRequest,
     approve: list[str],
     reject: list[str],
@@ -174,7 +178,7 @@ def _pending_row(request: dict[str, Any]) -> dict[str, Any]:
 class Scripted:
     """Plays session events to stdout in the chosen format and exits with the contract's code."""
 
-    def __init__(self, session: Session, output: OutputFormat) -> None:
+    def __init__(self, session: AnySession, output: OutputFormat) -> None:
         self.session = session
         self.output = output
         self.view = Renderer(make_console(), make_console(stderr=True))
@@ -245,8 +249,9 @@ class Scripted:
                     f"  {request['id']}  {request['name']}  {json.dumps(request['args'])}",
                     markup=False,
                 )
+            server = server_flag(self.session)
             err.print(
-                f"decide with: agentcli review {thread_id} --approve all"
-                f"  (or: agentcli run --thread {thread_id} --auto-approve)",
+                f"decide with: agentcli review {thread_id}{server} --approve all"
+                f"  (or: agentcli run --thread {thread_id}{server} --auto-approve)",
                 markup=False,
             )

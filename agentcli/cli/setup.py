@@ -15,6 +15,7 @@ from agentcli import __version__
 from agentcli.cli.common import BaseUrlOpt, Common, ConfigOpt, DbOpt, ModelOpt, WorkspaceOpt
 from agentcli.config import FIELDS, SECRET_KEYS, Settings, default_config_path
 from agentcli.errors import AgentcliError, UsageError
+from agentcli.store import database_label, mask_url
 from agentcli.ui import make_console
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ def shown(key: str, value: Any) -> Any:
     """A setting's value as `config show` prints it: secrets masked, MCP headers and env too."""
     if key in SECRET_KEYS and value:
         return mask(str(value))
+    if key == "storage.db" and value:
+        return mask_url(str(value))
     if key == "mcp.servers" and isinstance(value, dict):
         return {
             name: {
@@ -67,7 +70,7 @@ def describe(settings: Settings, workspace: Path | None) -> dict[str, Any]:
     return {
         "config_file": str(settings.config_path or default_config_path()),
         "config_file_exists": settings.config_path is not None,
-        "database": str(settings.db_path),
+        "database": database_label(settings),
         "workspace": str((workspace or Path.cwd()).resolve()),
         "settings": {
             key: {
@@ -259,26 +262,20 @@ def _models_note(response: Any, model: str) -> str:
 
 def _database_check(settings: Settings) -> Check:
     """Open the store (as every command does), then write a row and roll it back."""
-    import sqlite3
+    from agentcli.store import open_store
 
-    from agentcli.store import Store
-
-    path = settings.db_path
     try:
-        store = Store(path)
+        store = open_store(settings)
     except AgentcliError as exc:
         return Check(False, "database", str(exc))
     try:
-        conn = store.conn
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("INSERT INTO agentcli_migrations VALUES ('doctor', 'rolled back')")
-        conn.execute("ROLLBACK")
-        threads = conn.execute("SELECT count(*) FROM agentcli_threads").fetchone()[0]
-    except sqlite3.Error as exc:
-        return Check(False, "database", f"{path} is not writable: {exc}")
+        threads = store.check()
+    except AgentcliError as exc:
+        return Check(False, "database", str(exc))
     finally:
         store.close()
-    return Check(True, "database", f"{path} is writable ({threads} thread{'s' * (threads != 1)})")
+    where = store.location
+    return Check(True, "database", f"{where} is writable ({threads} thread{'s' * (threads != 1)})")
 
 
 def _versions_check() -> Check:

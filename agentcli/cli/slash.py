@@ -12,6 +12,7 @@ from agentcli.errors import AgentcliError, UsageError
 
 if TYPE_CHECKING:
     from agentcli.cli.chatloop import Chat
+    from agentcli.session import Session
 
 Handler = Callable[["Chat", str], bool]
 HANDLERS: dict[str, tuple[str, Handler]] = {}
@@ -36,6 +37,15 @@ def run_command(chat: Chat, line: str) -> bool:
     except AgentcliError as exc:
         chat.error(exc)
         return True
+
+
+def local(chat: Chat, name: str) -> Session:
+    """The chat's local session; commands that need its database refuse a remote one."""
+    from agentcli.remote import RemoteSession
+
+    if isinstance(chat.session, RemoteSession):
+        raise UsageError(f"{name} is not available with --server")
+    return chat.session
 
 
 def say(chat: Chat, text: str, style: str = "dim") -> bool:
@@ -69,7 +79,8 @@ def _new(chat: Chat, arg: str) -> bool:
 @command("/threads", "/threads: the latest threads of this workspace")
 def _threads(chat: Chat, arg: str) -> bool:
     s = chat.session
-    for row in s.store.recent(10, workspace=str(s.workspace)):
+    where = None if s.workspace is None else str(s.workspace)  # remote: the whole server
+    for row in s.store.recent(10, workspace=where):
         mark = "*" if row.thread_id == s.thread_id else " "
         chat.console.print(Text(f"{mark} {row.thread_id}  {row.status:<17}  {row.title}"))
     return True
@@ -89,7 +100,7 @@ def _history(chat: Chat, arg: str) -> bool:
     from agentcli import history
     from agentcli.transcript import decision_text, entries
 
-    s = chat.session
+    s = local(chat, "/history")
     if s.row is None:
         return say(chat, "nothing yet: this thread starts with your first message")
     for entry in entries(history.values(s.store, s.thread_id)):
@@ -106,7 +117,7 @@ def _undo(chat: Chat, arg: str) -> bool:
     from agentcli import history
     from agentcli.session import new_thread_id
 
-    s = chat.session
+    s = local(chat, "/undo")
     if s.row is None or s.row.turns < 1:
         return say(chat, "nothing to undo")
     row = s.store.resolve(s.thread_id)
@@ -123,14 +134,14 @@ def _retry(chat: Chat, arg: str) -> bool:
 @command("/model", "/model NAME: use another model from the next message")
 def _model(chat: Chat, arg: str) -> bool:
     if not arg:
-        return say(chat, f"model: {chat.session.settings.model}")
-    chat.session.set_model(arg)
+        return say(chat, f"model: {chat.session.settings.model or 'chosen by the server'}")
+    local(chat, "/model NAME").set_model(arg)
     return say(chat, f"model: {arg}")
 
 
 @command("/tools", "/tools: the tools and the policy each gets")
 def _tools(chat: Chat, arg: str) -> bool:
-    s = chat.session
+    s = local(chat, "/tools")
     allowed = s.state().values.get("allowed_tools", []) if s.row else []
     for name in s.tools:
         verdict = s.policy.decide(name, {}, allowed)
@@ -142,7 +153,7 @@ def _tools(chat: Chat, arg: str) -> bool:
 def _approve(chat: Chat, arg: str) -> bool:
     if not arg:
         raise UsageError("/approve needs a tool name")
-    chat.session.allow_tool(arg)
+    local(chat, "/approve").allow_tool(arg)
     return say(chat, f"{arg} is allowed for the rest of this thread")
 
 
@@ -165,7 +176,7 @@ def _export(chat: Chat, arg: str) -> bool:
     from agentcli import history
     from agentcli.transcript import to_markdown
 
-    s = chat.session
+    s = local(chat, "/export")
     if s.row is None:
         return say(chat, "nothing to export yet")
     path = Path(arg or f"{s.thread_id}.md").expanduser()

@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentcli.cli.common import BaseUrlOpt, Common, ConfigOpt, DbOpt, ModelOpt, WorkspaceOpt
+from agentcli.cli.common import (
+    BaseUrlOpt,
+    Common,
+    ConfigOpt,
+    DbOpt,
+    ModelOpt,
+    ServerOpt,
+    WorkspaceOpt,
+)
 from agentcli.errors import UsageError
 from agentcli.ui import make_console
 
@@ -36,13 +44,19 @@ def list_threads(
     db: DbOpt = None,
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
+    server: ServerOpt = None,
 ) -> None:
     """List threads, newest first (--workspace: only that workspace's)."""
-    common = Common(model, base_url, db, config, workspace)
-    where = str(workspace.resolve()) if workspace else None
-    rows = common.store(common.settings()).recent(
-        limit, status=status, search=search, workspace=where
-    )
+    common = Common(model, base_url, db, config, workspace, server)
+    if server:
+        from agentcli.serverthreads import ServerThreads, connect
+
+        index: Store | ServerThreads = ServerThreads(connect(server), server)
+        where = str(workspace) if workspace else None  # as the runs named it
+    else:
+        index = common.store(common.settings())
+        where = str(workspace.resolve()) if workspace else None
+    rows = index.recent(limit, status=status, search=search, workspace=where)
     if as_json:
         print(json.dumps([row.as_dict() for row in rows], indent=2, ensure_ascii=False))
         return

@@ -23,9 +23,13 @@ Checker = Callable[[str, Any], "str | None"]
 
 
 def ask_decisions(
-    console: Console, review: ReviewRequest, check: Checker, workspace: Path
+    console: Console, review: ReviewRequest, check: Checker, workspace: Path | None
 ) -> list[dict[str, Any]] | None:
-    """One decision per pending call, in order; None if the person chose to quit."""
+    """One decision per pending call, in order; None if the person chose to quit.
+
+    File writes and edits show a diff against the file in `workspace`; with no workspace
+    (a remote session: the files are on the server) they show their arguments.
+    """
     decisions: list[dict[str, Any]] = []
     always: set[str] = set()
     total = len(review.action_requests)

@@ -12,6 +12,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from agentcli.config import Settings
+from agentcli.store import Store, open_store
 from tests.scripted_server import ScriptedServer
 
 AGENTCLI = str(Path(sys.executable).parent / "agentcli")
@@ -24,6 +26,15 @@ class Agent:
     server: ScriptedServer
     workspace: Path
     env: dict[str, str]
+
+    @property
+    def db(self) -> str:
+        """The thread database: AGENTCLI_DB (PostgreSQL runs), else the default file."""
+        default = Path(self.env["XDG_DATA_HOME"]) / "agentcli" / "threads.db"
+        return self.env.get("AGENTCLI_DB") or str(default)
+
+    def store(self) -> Store:
+        return open_store(Settings(db=self.db))
 
     def run(
         self, *args: str, stdin: str | None = None, timeout: float = 60
@@ -59,7 +70,10 @@ def server() -> Iterator[ScriptedServer]:
 
 
 @pytest.fixture
-def agent(server: ScriptedServer, tmp_path: Path) -> Agent:
+def agent(
+    server: ScriptedServer, tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> Agent:
+    """On SQLite; on PostgreSQL too (AGENTCLI_DB) for tests marked `backends`."""
     workspace = tmp_path / "work"
     workspace.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENTCLI_"))}
@@ -76,4 +90,6 @@ def agent(server: ScriptedServer, tmp_path: Path) -> Agent:
     )
     env.pop("VISUAL", None)
     env.pop("EDITOR", None)
+    if backend == "postgres":
+        env["AGENTCLI_DB"] = request.getfixturevalue("pg_url")
     return Agent(server, workspace, env)

@@ -7,6 +7,7 @@ import sys
 import time
 
 import pexpect
+import pytest
 
 from tests.e2e.conftest import Agent
 from tests.scripted_server import hang, text, tool_calls
@@ -128,6 +129,7 @@ def test_feedback_and_reject_in_one_turn(agent: Agent) -> None:
     assert list(agent.workspace.iterdir()) == []
 
 
+@pytest.mark.backends
 def test_quit_leaves_the_call_pending_and_resume_shows_it_first(agent: Agent) -> None:
     agent.server.push(tool_calls(("write_file", {"path": "later.txt", "content": "later\n"})))
     child = agent.spawn("chat", "write later.txt")
@@ -163,6 +165,7 @@ def test_always_approves_the_tool_for_the_rest_of_the_thread(agent: Agent) -> No
     assert len(agent.server.requests) == 3
 
 
+@pytest.mark.backends
 def test_ctrl_d_leaves_and_history_carries_over(agent: Agent) -> None:
     agent.server.push(text("Hello Ann."), text("You are Ann."))
     child = agent.spawn("chat")
@@ -180,6 +183,7 @@ def test_ctrl_d_leaves_and_history_carries_over(agent: Agent) -> None:
     assert contents[-3:] == ["I am Ann", "Hello Ann.", "who am I?"]
 
 
+@pytest.mark.backends
 def test_ctrl_c_while_the_model_thinks_exits_130_and_the_message_survives(agent: Agent) -> None:
     agent.server.push(hang(30))
     child = agent.spawn("chat", "a slow question")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.e2e.conftest import Agent
 from tests.scripted_server import text, tool_calls
 
@@ -25,6 +27,7 @@ def test_run_auto_approve_writes_the_file_and_prints_the_answer(agent: Agent) ->
     assert agent.server.requests[0]["stream"] is True
 
 
+@pytest.mark.backends
 def test_run_parks_with_exit_3_and_run_thread_auto_approve_finishes(agent: Agent) -> None:
     agent.server.push(tool_calls(("shell", {"command": "echo hi > out.txt"})))
     parked = agent.run("run", "make out.txt", "--output", "json")
@@ -68,6 +71,7 @@ def test_approve_flag_allows_one_tool_and_deny_tells_the_model(agent: Agent) -> 
     assert (agent.workspace / "notes.txt").exists()
 
 
+@pytest.mark.backends
 def test_history_is_carried_across_processes(agent: Agent) -> None:
     agent.server.push(text("Nice to meet you, Ann."), text("Your name is Ann."))
     first = agent.run("run", "My name is Ann.", "-o", "json")
@@ -101,6 +105,7 @@ def test_non_streamed_responses_work_too(agent: Agent) -> None:
     assert not agent.server.requests[0].get("stream")
 
 
+@pytest.mark.backends
 def test_review_lists_and_rejects_with_a_message(agent: Agent) -> None:
     agent.server.push(
         tool_calls(("write_file", {"path": "x.txt", "content": "x"}), ("shell", {"command": "ls"}))
@@ -131,6 +136,7 @@ def test_review_lists_and_rejects_with_a_message(agent: Agent) -> None:
     assert not (agent.workspace / "x.txt").exists()
 
 
+@pytest.mark.backends
 def test_review_edit_runs_the_edited_arguments(agent: Agent) -> None:
     agent.server.push(tool_calls(("write_file", {"path": "x.txt", "content": "draft"})))
     thread = thread_of(agent.run("run", "go", "-o", "json"))

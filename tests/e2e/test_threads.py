@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from langchain_core.messages import messages_from_dict
 
 from tests.e2e.conftest import Agent
 from tests.scripted_server import text, tool_calls
+
+pytestmark = pytest.mark.backends  # each test on SQLite and on PostgreSQL
 
 
 def test_show_and_export_carry_the_audit_trail(agent: Agent) -> None:
@@ -87,9 +90,7 @@ def test_list_filters_rename_and_delete_of_a_paused_thread(agent: Agent) -> None
 
 
 def test_ambiguous_prefix_lists_the_candidates(agent: Agent) -> None:
-    from agentcli.store import Store
-
-    store = Store(agent.workspace.parent / "home" / "data" / "agentcli" / "threads.db")
+    store = agent.store()
     store.create("abc111", "one", str(agent.workspace), "scripted")
     store.create("abc222", "two", str(agent.workspace), "scripted")
     store.close()

@@ -12,7 +12,7 @@ from langchain_core.tools import tool
 from agentcli.config import Settings
 from agentcli.policy import Policy
 from agentcli.session import Session
-from agentcli.store import Store
+from agentcli.store import open_store
 from tests.fakes import FakeChatModel
 
 RAN: list[dict[str, Any]] = []
@@ -47,14 +47,15 @@ def _clear() -> None:
 
 
 @pytest.fixture
-def make(tmp_path: Path):
-    db = tmp_path / "threads.db"
+def make(tmp_path: Path, database: str):
+    """Sessions on one database (a new store each: as another process would open it)."""
 
     def make(replies: list[AIMessage], policy: Policy | None = None, **settings: Any) -> Session:
         model = FakeChatModel(replies=replies, calls=[])
+        config = Settings(db=database, **settings)
         session = Session(
-            Settings(db=str(db), **settings),
-            Store(db),
+            config,
+            open_store(config),
             policy or Policy(),
             workspace=tmp_path,
             model=model,

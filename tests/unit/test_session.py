@@ -159,6 +159,7 @@ def test_always_allows_the_tool_for_the_rest_of_the_thread(make) -> None:
     assert s.state().values["allowed_tools"] == ["peek"]
 
 
+@pytest.mark.backends
 def test_a_pending_review_survives_the_process(make) -> None:
     first = make([call(("note", {"text": "later"}))])
     review_of(drain(first.send("go")))
@@ -203,6 +204,7 @@ def test_a_resume_answers_what_was_asked_whatever_the_new_flags(make) -> None:
     )
     review = review_of(drain(first.send("go")))
     assert [r["name"] for r in review.action_requests] == ["note"]
+    first.store.close()
     second = make([say("both ran")])  # another process, without --approve peek
     second.open(first.thread_id)
     assert [r["name"] for r in second.pending().action_requests] == ["note"]

@@ -57,6 +57,7 @@ def snapshot_every(n: int) -> type:
     return TypedDict("SnapshotState", fields, total=False)  # type: ignore[operator, no-any-return]
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize("every", [None, 3])
 def test_a_thread_reloads_exactly_and_resumes_from_a_fresh_store(
     make, monkeypatch: pytest.MonkeyPatch, every: int | None
@@ -81,6 +82,7 @@ def test_a_thread_reloads_exactly_and_resumes_from_a_fresh_store(
     list(s.decide([{"type": "reject", "message": "not that one"}]))
     assert list(s.send("third"))[-1].status == "awaiting_approval"
     saved = s.state().values
+    s.store.close()  # the first process ends
 
     fresh = make([say("after")])  # a new Store on the same file, a new graph
     fresh.open(s.thread_id)

@@ -1,0 +1,115 @@
+"""The agent graph for LangGraph Server: `langgraph.json` points here (`agentcli.server:graph`).
+
+The graph is exported uncompiled: the server brings its own checkpointer. Its settings are
+read once, at import, as the CLI reads them (the config file, then OPENAI_BASE_URL,
+AGENTCLI_MODEL, OPENAI_API_KEY ...), and so are its tools. The workspace is
+AGENTCLI_WORKSPACE, else the server's current directory.
+
+A run's `context` may carry two things (everything else comes from the server's settings):
+- `workspace`: a folder inside the server's workspace (relative to it, or absolute);
+- `approval`: a client's flags, `{"auto_approve": bool, "approve": [TOOL], "deny": [TOOL]}`,
+  applied on top of the server's `[approval]` rules as `-y/--approve/--deny` are locally.
+  A client that may resume a review can approve any call anyway: this adds no power.
+With no context at all (Agent Chat UI, Studio) every call the server's rules do not decide
+waits for a decision in the v1 human-in-the-loop schema, which those clients render.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from langgraph.graph import StateGraph
+
+from agentcli.config import Settings, load_settings
+from agentcli.errors import ConfigError
+from agentcli.graph import build_graph
+from agentcli.model import make_model
+from agentcli.policy import Policy
+from agentcli.state import RunContext
+
+GRAPH_ID = "agent"  # the name langgraph.json gives the graph; remote clients use it
+WORKSPACE_ENV = "AGENTCLI_WORKSPACE"
+
+log = logging.getLogger("agentcli.server")
+
+
+def server_workspace() -> Path:
+    """The root the server's runs work in: AGENTCLI_WORKSPACE, else the current directory."""
+    root = Path(os.environ.get(WORKSPACE_ENV) or Path.cwd()).expanduser().resolve()
+    if not root.is_dir():
+        raise ConfigError(f"{WORKSPACE_ENV}={root} is not a directory")
+    return root
+
+
+def inside(root: Path, requested: Path | str) -> Path:
+    """A client's workspace, which must be a folder inside the server's."""
+    path = (root / Path(requested).expanduser()).resolve()
+    if not path.is_relative_to(root):
+        raise ValueError(f"workspace {requested} is outside the server's workspace {root}")
+    if not path.is_dir():
+        raise ValueError(f"workspace {requested} is not a directory on the server")
+    return path
+
+
+def client_policy(settings: Settings, approval: Mapping[str, Any] | None) -> Policy:
+    """The server's approval rules with a client's flags on top."""
+    flags = dict(approval or {})
+    unknown = set(flags) - {"auto_approve", "approve", "deny"}
+    names = [flags.get(key, []) for key in ("approve", "deny")]
+    if (
+        unknown
+        or not isinstance(flags.get("auto_approve", False), bool)
+        or not all(isinstance(v, list) and all(isinstance(n, str) for n in v) for v in names)
+    ):
+        raise ValueError(
+            'context "approval" takes auto_approve (a boolean), approve and deny (tool names)'
+        )
+    return Policy.build(
+        settings.allow,
+        settings.deny,
+        settings.rules,
+        flag_allow=names[0],
+        flag_deny=names[1],
+        auto_approve=flags.get("auto_approve", False),
+    )
+
+
+def context_schema(settings: Settings, root: Path) -> type[RunContext]:
+    """A RunContext whose every field has a default, for runs started by any client."""
+
+    @dataclass
+    class ServerContext(RunContext):
+        """Run context on the server: a client may choose `workspace` and `approval`."""
+
+        workspace: Path = root
+        approval: dict[str, Any] | None = None
+
+        def __post_init__(self) -> None:
+            self.workspace = inside(root, self.workspace)
+            self.policy = client_policy(settings, self.approval)
+            self.shell_timeout = settings.shell_timeout
+            self.max_output_chars = settings.max_output_chars
+            self.allow_private_urls = settings.allow_private_urls
+            self.max_steps = settings.max_steps
+            self.max_invalid_turns = settings.max_invalid_turns
+            self.system_prompt = settings.system_prompt
+
+    return ServerContext
+
+
+def make_graph(settings: Settings, root: Path) -> StateGraph[Any, Any, Any, Any]:
+    """The uncompiled agent graph with these settings' model and tools."""
+    from agentcli.toolset import load_tools
+
+    tools = [item.tool for item in load_tools(settings, warn=log.warning)]
+    model = partial(make_model, settings)
+    return build_graph(model, tools, context_schema(settings, root))
+
+
+graph = make_graph(load_settings(), server_workspace())

@@ -1,0 +1,279 @@
+"""The graph on LangGraph Server: `langgraph dev` serves the repo's langgraph.json, offline.
+
+One `langgraph dev` per module (tests/langgraph_dev.py). Runs are driven through langgraph-sdk
+directly, and through the installed `agentcli ... --server URL`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+from langgraph_sdk import get_sync_client
+from langgraph_sdk.schema import Command
+
+from tests.e2e.conftest import Agent
+from tests.e2e.test_chat import CHOICE, PROMPT
+from tests.langgraph_dev import DevServer, free_port, isolated_env, serve
+from tests.scripted_server import error, hang, text, tool_calls
+
+
+@pytest.fixture(scope="module")
+def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    with serve(tmp_path_factory.mktemp("langgraph-dev")) as server:
+        yield server
+
+
+@pytest.fixture
+def cli(dev: DevServer, tmp_path: Path) -> Agent:
+    """The installed agentcli, with a private home and no model settings of its own."""
+    local = tmp_path / "client"  # the client's folder: nothing may be written here
+    local.mkdir()
+    return Agent(dev.model, local, isolated_env(tmp_path / "home"))
+
+
+def _tool_message(dev: DevServer, call_id: str) -> dict:
+    """The tool message the model server received for a call."""
+    for request in reversed(dev.model.requests):
+        for message in request["messages"]:
+            if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
+                return message
+    raise AssertionError(f"the model never read a result for {call_id}")
+
+
+def test_sdk_run_stops_at_a_v1_review_and_an_edit_decision_runs_the_edited_call(
+    dev: DevServer,
+) -> None:
+    client = get_sync_client(url=dev.url, api_key=None)
+    draft = {"path": "notes/sdk.txt", "content": "draft"}
+    dev.model.push(tool_calls(("write_file", draft)), text("Saved your notes."))
+    thread = client.threads.create()
+    modes: list = ["updates", "messages-tuple"]
+    parts = list(
+        client.runs.stream(
+            thread["thread_id"],
+            "agent",
+            input={"messages": [{"role": "user", "content": "save my notes"}]},
+            stream_mode=modes,
+        )
+    )
+    interrupts = [p.data["__interrupt__"] for p in parts if "__interrupt__" in (p.data or {})]
+    assert len(interrupts) == 1
+    payload = interrupts[0][0]["value"]
+    call_id = payload["action_requests"][0]["id"]
+    assert payload == {  # LangChain v1 human-in-the-loop request: Agent Chat UI renders it
+        "action_requests": [
+            {
+                "id": call_id,
+                "name": "write_file",
+                "args": draft,
+                "description": "Tool execution requires approval (needs review by default)",
+            }
+        ],
+        "review_configs": [
+            {"action_name": "write_file", "allowed_decisions": ["approve", "edit", "reject"]}
+        ],
+    }
+    state = client.threads.get_state(thread["thread_id"])
+    assert state["next"] == ["approve"]
+    assert [i["value"] for i in state["interrupts"]] == [payload]
+    assert not (dev.workspace / "notes").exists()
+
+    edited = {"path": "notes/sdk.txt", "content": "final text\n"}
+    decision = {"type": "edit", "edited_action": {"name": "write_file", "args": edited}}
+    resumed = list(
+        client.runs.stream(
+            thread["thread_id"],
+            "agent",
+            command=Command(resume={"decisions": [decision]}),
+            stream_mode=modes,
+        )
+    )
+    assert not [p for p in resumed if p.event == "error"], resumed
+    assert (dev.workspace / "notes" / "sdk.txt").read_text() == "final text\n"
+    assert "created 'notes/sdk.txt'" in _tool_message(dev, call_id)["content"]
+    values = client.threads.get_state(thread["thread_id"])["values"]
+    ran = [m for m in values["messages"] if m["type"] == "ai" and m["tool_calls"]]
+    assert ran[-1]["tool_calls"][0]["args"] == edited  # the history shows what ran
+    assert values["messages"][-1]["content"] == "Saved your notes."
+    assert [(a["decision"], a["ran_args"]) for a in values["audit"]] == [("edited", edited)]
+    assert client.threads.get(thread["thread_id"])["status"] == "idle"
+
+
+def test_agentcli_run_server_parks_then_review_edit_finishes(dev: DevServer, cli: Agent) -> None:
+    url = dev.url
+    dev.model.push(tool_calls(("write_file", {"path": "cli.txt", "content": "v1"})))
+    parked = cli.run("run", "--server", url, "write cli.txt", "--output", "json")
+    assert parked.returncode == 3, parked.stderr
+    result = json.loads(parked.stdout)
+    thread_id = result["thread_id"]
+    assert result["status"] == "awaiting_approval"
+    [pending] = result["pending"]
+    assert pending["tool"] == "write_file"
+    assert pending["args"] == {"path": "cli.txt", "content": "v1"}
+    assert not (dev.workspace / "cli.txt").exists()
+
+    listed = cli.run("review", thread_id[:8], "--server", url, "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == [pending]
+
+    dev.model.push(text("cli.txt is written."))
+    args = json.dumps({"path": "cli.txt", "content": "edited\n"})
+    edit = ("--edit", pending["call_id"], "--args", args)
+    done = cli.run("review", thread_id[:8], "--server", url, *edit, "-o", "json")
+    assert done.returncode == 0, done.stderr
+    finished = json.loads(done.stdout)
+    assert (finished["status"], finished["final"]) == ("done", "cli.txt is written.")
+    assert (dev.workspace / "cli.txt").read_text() == "edited\n"
+    assert "created 'cli.txt'" in _tool_message(dev, pending["call_id"])["content"]
+    assert not list(cli.workspace.iterdir())  # the files are the server's
+
+    threads = cli.run("threads", "list", "--server", url, "--json")
+    assert threads.returncode == 0, threads.stderr
+    row = next(t for t in json.loads(threads.stdout) if t["thread_id"] == thread_id)
+    assert (row["title"], row["status"], row["turns"]) == ("write cli.txt", "idle", 1)
+    assert row["model"] == "scripted" and row["input_tokens"] == 20 and row["messages"] == 4
+
+
+def test_agentcli_run_server_thread_auto_approve_continues_a_parked_thread(
+    dev: DevServer, cli: Agent
+) -> None:
+    url = dev.url
+    dev.model.push(tool_calls(("shell", {"command": "echo parked > parked.txt"})))
+    parked = cli.run("run", "--server", url, "make parked.txt")
+    assert parked.returncode == 3
+    assert f"agentcli review {thread_id_in(parked.stderr)} --server {url}" in parked.stderr
+    thread_id = thread_id_in(parked.stderr)
+
+    still = cli.run("run", "--server", url, "--thread", thread_id)  # no flag allows it
+    assert still.returncode == 3
+
+    dev.model.push(text("Made it."))
+    done = cli.run("run", "--server", url, "--thread", thread_id, "--auto-approve")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Made it."
+    assert (dev.workspace / "parked.txt").read_text() == "parked\n"
+
+
+def thread_id_in(stderr: str) -> str:
+    line = next(line for line in stderr.splitlines() if "waiting for review" in line)
+    return line.rsplit(" ", 1)[-1]
+
+
+def test_flags_travel_as_context_so_the_server_applies_them(dev: DevServer, cli: Agent) -> None:
+    (dev.workspace / "sub").mkdir(exist_ok=True)
+    dev.model.push(
+        tool_calls(("write_file", {"path": "a.txt", "content": "A"}), ("shell", {"command": "ls"})),
+        text("wrote a.txt; no shell"),
+    )
+    args = ("--approve", "write_file", "--deny", "shell", "--workspace", "sub")
+    result = cli.run("run", "--server", dev.url, "go", *args, "-o", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["final"] == "wrote a.txt; no shell"
+    assert (dev.workspace / "sub" / "a.txt").read_text() == "A"
+    replies = [m["content"] for m in dev.model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert sorted(replies[-2:]) == [
+        "created 'a.txt' (1 lines, 1 bytes)",
+        "denied by flag --deny: this call was not run",
+    ]
+
+    outside = cli.run("run", "--server", dev.url, "hi", "--workspace", "../elsewhere")
+    assert outside.returncode == 1
+    assert "outside the server's workspace" in outside.stderr
+    assert outside.stderr.count("\n") == 1
+
+
+def test_chat_server_reviews_in_the_terminal(dev: DevServer, cli: Agent) -> None:
+    dev.model.push(
+        tool_calls(("write_file", {"path": "chat.txt", "content": "hi\n"})), text("Wrote it.")
+    )
+    child = cli.spawn("chat", "--server", dev.url, "write chat.txt")
+    child.expect(f"new · {dev.url}")
+    child.expect("write_file")
+    child.expect(CHOICE)
+    assert not (dev.workspace / "chat.txt").exists()
+    child.sendline("a")
+    child.expect("Wrote it.")
+    child.expect(PROMPT)
+    child.sendline("/undo")
+    child.expect("/undo is not available with --server")
+    child.expect(PROMPT)
+    child.sendline("/exit")
+    child.expect(r"to continue: agentcli resume ([\w-]+) --server ")
+    thread_id = child.match.group(1)
+    child.expect(pexpect.EOF)
+    assert (dev.workspace / "chat.txt").read_text() == "hi\n"
+    rows = json.loads(cli.run("threads", "list", "--server", dev.url, "--json").stdout)
+    assert thread_id in [row["thread_id"] for row in rows]
+
+
+def test_server_errors_are_one_line(cli: Agent) -> None:
+    down = cli.run("run", "--server", f"http://127.0.0.1:{free_port()}", "hi")
+    assert down.returncode == 1
+    assert down.stderr.startswith("agentcli: error: cannot reach the LangGraph server at")
+    assert down.stderr.count("\n") == 1
+    mixed = cli.run("run", "--server", "http://127.0.0.1:1", "--model", "x", "hi")
+    assert mixed.returncode == 2 and "--model does not go with --server" in mixed.stderr
+
+
+def test_a_failed_model_call_is_one_line_and_run_thread_retries_it(
+    dev: DevServer, cli: Agent
+) -> None:
+    dev.model.push(error(400, "context length exceeded"))
+    failed = cli.run("run", "--server", dev.url, "summarise everything", "-o", "json")
+    assert failed.returncode == 1
+    result = json.loads(failed.stdout)
+    # the server shows a client only the error's type: its log has the message
+    assert result["status"] == "error" and "the server's log has the details" in result["error"]
+    assert failed.stderr.startswith("agentcli: error: the run failed on the server: ")
+    assert failed.stderr.count("\n") == 1
+    rows = json.loads(cli.run("threads", "list", "--server", dev.url, "--json").stdout)
+    row = next(r for r in rows if r["thread_id"] == result["thread_id"])
+    assert (row["status"], row["last_error"]) == ("error", result["error"])
+    assert "context length exceeded" in dev.log.read_text()
+
+    dev.model.push(text("Here is the summary."))
+    retried = cli.run("run", "--server", dev.url, "--thread", result["thread_id"])
+    assert retried.returncode == 0, retried.stderr
+    assert retried.stdout.strip() == "Here is the summary."
+
+
+def test_a_second_client_on_a_running_thread_is_refused(dev: DevServer, cli: Agent) -> None:
+    client = get_sync_client(url=dev.url, api_key=None)
+    dev.model.push(hang(2))  # the model answers after 2 s (an error: the run fails)
+    thread = client.threads.create(metadata={"graph_id": "agent", "title": "slow"})
+    message = {"messages": [{"role": "user", "content": "take your time"}]}
+    run = client.runs.create(thread["thread_id"], "agent", input=message)
+    deadline = time.monotonic() + 10
+    while client.threads.get(thread["thread_id"])["status"] != "busy":
+        assert time.monotonic() < deadline, "the run never started"
+        time.sleep(0.1)
+    second = cli.run("run", "--server", dev.url, "--thread", thread["thread_id"], "me too")
+    assert second.returncode == 2
+    assert "the thread is busy: another client is running it" in second.stderr
+    client.runs.join(thread["thread_id"], run["run_id"])
+    values = client.threads.get_state(thread["thread_id"])["values"]
+    assert [m["content"] for m in values["messages"]] == ["take your time"]  # not "me too"
+    assert dev.model.pending == 0
+
+
+def test_resume_server_shows_the_parked_review_first(dev: DevServer, cli: Agent) -> None:
+    dev.model.push(tool_calls(("write_file", {"path": "resumed.txt", "content": "x"})))
+    parked = cli.run("run", "--server", dev.url, "write resumed.txt", "-o", "json")
+    assert parked.returncode == 3, parked.stderr
+    thread_id = json.loads(parked.stdout)["thread_id"]
+    dev.model.push(text("Resumed and written."))
+    child = cli.spawn("resume", thread_id[:8], "--server", dev.url)
+    child.expect(f"thread {thread_id} · write resumed.txt")
+    child.expect("write_file")
+    child.expect(CHOICE)
+    child.sendline("a")
+    child.expect("Resumed and written.")
+    child.expect(PROMPT)
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    assert (dev.workspace / "resumed.txt").read_text() == "x"

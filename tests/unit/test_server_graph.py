@@ -1,0 +1,84 @@
+"""The graph langgraph.json exports: uncompiled, and a run context any client can start."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import StateGraph
+from langgraph.types import Command
+
+from agentcli.config import Settings
+from agentcli.graph import build_graph
+from agentcli.server import context_schema
+from tests.fakes import FakeChatModel, call, say
+from tests.unit.conftest import note
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES = [{"tool": "shell", "match": "ls*", "decision": "allow"}]
+
+
+def test_langgraph_json_points_at_an_uncompiled_graph_with_a_json_context_schema() -> None:
+    config = json.loads((ROOT / "langgraph.json").read_text())
+    module, _, name = config["graphs"]["agent"].partition(":")
+    assert module == "agentcli.server"
+    from agentcli import server
+
+    graph = getattr(server, name)
+    assert isinstance(graph, StateGraph)  # the server compiles it with its own checkpointer
+    schema = graph.compile().get_context_jsonschema()  # the server filters context with it
+    assert schema is not None and {"workspace", "approval"} <= set(schema["properties"])
+
+
+def test_no_context_means_the_server_workspace_settings_and_rules(tmp_path: Path) -> None:
+    settings = Settings(deny=["fetch_url"], rules=RULES, max_steps=7, shell_timeout=9.0)
+    context = context_schema(settings, tmp_path)()
+    assert context.workspace == tmp_path.resolve()
+    assert (context.max_steps, context.shell_timeout) == (7, 9.0)
+    assert context.policy.decide("fetch_url", {}).decision == "deny"
+    assert context.policy.decide("shell", {"command": "ls -l"}).decision == "allow"
+    assert context.policy.decide("shell", {"command": "rm x"}).decision == "ask"
+
+
+def test_a_client_chooses_a_folder_inside_the_server_workspace_only(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    context = context_schema(Settings(), tmp_path)
+    assert context(workspace="sub").workspace == tmp_path.resolve() / "sub"
+    assert context(workspace=str(tmp_path / "sub")).workspace == tmp_path.resolve() / "sub"
+    for outside in ("..", "/", "sub/../.."):
+        with pytest.raises(ValueError, match="outside the server's workspace"):
+            context(workspace=outside)
+    with pytest.raises(ValueError, match="not a directory"):
+        context(workspace="missing")
+
+
+def test_client_flags_go_on_top_of_the_rules_but_limits_stay_the_servers(
+    tmp_path: Path,
+) -> None:
+    context = context_schema(Settings(deny=["fetch_url"], max_steps=5), tmp_path)
+    flags = context(approval={"auto_approve": True, "deny": ["shell"]})
+    assert flags.policy.decide("write_file", {}).by == "flag --auto-approve"
+    assert flags.policy.decide("shell", {}).by == "flag --deny"
+    assert flags.policy.decide("fetch_url", {}).by == "config approval.deny"
+    loose = context(max_steps=999, allow_private_urls=True, system_prompt="obey")
+    assert (loose.max_steps, loose.allow_private_urls, loose.system_prompt) == (5, False, None)
+    for bad in ({"auto_approve": "yes"}, {"approve": "shell"}, {"sudo": True}):
+        with pytest.raises(ValueError, match="approval"):
+            context(approval=bad)
+
+
+def test_a_run_with_an_empty_context_stops_at_a_v1_review(tmp_path: Path) -> None:
+    model = FakeChatModel(replies=[call(("note", {"text": "hi"})), say("noted")], calls=[])
+    schema = context_schema(Settings(), tmp_path)
+    graph = build_graph(lambda: model, [note], schema).compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"messages": [("user", "note hi")]}, config, context={})
+    [pending] = graph.get_state(config).interrupts
+    assert [r["name"] for r in pending.value["action_requests"]] == ["note"]
+    assert pending.value["review_configs"][0]["allowed_decisions"] == ["approve", "edit", "reject"]
+    edit = {"type": "edit", "edited_action": {"name": "note", "args": {"text": "bye"}}}
+    graph.invoke(Command(resume={"decisions": [edit]}), config, context={})
+    messages = graph.get_state(config).values["messages"]
+    assert messages[-2].content == "noted 'bye' x1" and messages[-1].content == "noted"
