@@ -9,12 +9,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
-from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy
 
 from agentcli.review import make_review_nodes
 from agentcli.state import AgentState, RunContext
+from agentcli.toolnode import make_tools_node
 
 SYSTEM = """You are agentcli, an assistant working in a terminal on the user's machine.
 Your workspace is {workspace}; file paths are relative to it and the shell runs there.
@@ -67,7 +67,7 @@ def build_graph(
     review, approve = make_review_nodes(tools)
     builder.add_node("review", review, destinations=("approve", "tools", "agent", END))
     builder.add_node("approve", approve, destinations=("tools", "agent"))
-    builder.add_node("tools", ToolNode(list(tools), handle_tool_errors=True))
+    builder.add_node("tools", make_tools_node(tools))
     builder.add_edge(START, "agent")
     builder.add_edge("tools", "agent")
     return builder

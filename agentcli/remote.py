@@ -124,9 +124,7 @@ class RemoteSession:
 
     def send(self, text: str) -> Iterator[Event]:
         if self.row is None:
-            self.row = self.store.create(
-                self.thread_id, title_of(text), self.server_workspace, ""
-            )
+            self.row = self.store.create(self.thread_id, title_of(text), self.server_workspace, "")
         elif pending := self.pending():
             raise UsageError(
                 f"thread {self.thread_id} has {len(pending.action_requests)} call(s) awaiting"

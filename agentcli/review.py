@@ -168,7 +168,7 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
         turn = Turn(approved=list(pending["allowed"]))
         remember: list[str] = []
         edited: dict[str | None, dict[str, Any]] = {}
-        for (call, _), decision in zip(asking, _decisions(answer, len(asking)), strict=True):
+        for (call, _), decision in zip(asking, decisions_in(answer, len(asking)), strict=True):
             who, by = decision.get("who", "person"), decision.get("by", "person")
             kind = decision["type"]
             if kind == "approve":
@@ -214,7 +214,7 @@ def _error(call_id: str | None, name: str, problem: str) -> ToolMessage:
     return ToolMessage(text, tool_call_id=call_id or "", name=name, status="error")
 
 
-def _decisions(answer: Any, expected: int) -> list[Mapping[str, Any]]:
+def decisions_in(answer: Any, expected: int) -> list[Mapping[str, Any]]:
     """Check a resume value from any client before acting on it."""
     if isinstance(answer, str):
         answer = json.loads(answer)

@@ -101,10 +101,13 @@ def review_in(thread_id: str, interrupts: Iterable[Any]) -> ReviewRequest | None
 def policy_decisions(
     policy: Policy, review: ReviewRequest, allowed: Iterable[str]
 ) -> list[dict[str, Any]] | None:
-    """Decide a pending review by a policy, or None if a person must."""
+    """Decide a pending review by a policy, or None if a person must (always for a call
+    that may have partly run before: no flag or rule runs it again)."""
     allowed = list(allowed)
     decisions: list[dict[str, Any]] = []
     for request in review.action_requests:
+        if request.get("rerun"):
+            return None
         verdict = policy.decide(request["name"], request["args"], allowed)
         if verdict.decision == "ask":
             return None

@@ -38,6 +38,16 @@ MIGRATIONS: list[tuple[str, str]] = [
         """ALTER TABLE agentcli_threads ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE agentcli_threads ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;""",
     ),
+    (
+        "004_calls",  # journal.py: each tool call's run, written before the tool starts
+        """CREATE TABLE agentcli_calls (
+            thread_id TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            at TEXT NOT NULL,
+            PRIMARY KEY (thread_id, call_id)
+        );""",
+    ),
 ]
 
 # a fork's chain: the fork point and its ancestors, by parent links (not by id order)

@@ -130,9 +130,7 @@ class ServerThreads:
 
     def _search(self, **query: Any) -> list[ThreadRow]:
         with talking(self.url):
-            threads = self.client.threads.search(
-                select=[*FIELDS, "interrupts"], **query
-            )
+            threads = self.client.threads.search(select=[*FIELDS, "interrupts"], **query)
         return [_row(thread) for thread in threads]
 
 

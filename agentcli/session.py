@@ -137,6 +137,7 @@ class Session:
             max_steps=s.max_steps,
             max_invalid_turns=s.max_invalid_turns,
             system_prompt=s.system_prompt,
+            journal=self.store,
         )
 
     def state(self) -> Any:
@@ -174,7 +175,11 @@ class Session:
 
     def decide(self, decisions: list[dict[str, Any]]) -> Iterator[Event]:
         """Answer the pending review (v1 HITL decisions, in the order of its calls)."""
-        return self._drive(Command(resume={"decisions": decisions}))
+        answer: Any = {"decisions": decisions}
+        interrupts = self.state().interrupts
+        if len(interrupts) > 1:  # several tool tasks asking again: answer the one shown
+            answer = {interrupts[0].id: answer}
+        return self._drive(Command(resume=answer))
 
     def policy_decisions(self, review: ReviewRequest) -> list[dict[str, Any]] | None:
         """Decide a pending review by this session's policy, or None if a person must."""

@@ -134,12 +134,14 @@ def _connect(path: Path, autocommit: bool = False) -> sqlite3.Connection:
 
 
 def _start_time(pid: int) -> str | None:
-    """When the process started (Linux: clock ticks since boot), to tell a reused pid."""
+    """When the process started (Linux: clock ticks since boot), to tell a reused pid;
+    "dead" for a zombie (killed, not yet reaped by its parent)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return stat[stat.rindex(")") + 2 :].split()[19]
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return "dead" if fields[0] in ("Z", "X") else fields[19]
 
 
 def _running(pid: int, started: str | None) -> bool:
@@ -151,4 +153,6 @@ def _running(pid: int, started: str | None) -> bool:
     except PermissionError:  # another user's process: it exists
         pass
     now_started = _start_time(pid)
+    if now_started == "dead":
+        return False
     return started is None or now_started is None or now_started == started

@@ -55,3 +55,6 @@ class RunContext(ToolContext):
     max_steps: int = 25
     max_invalid_turns: int = 3
     system_prompt: str | None = None
+    # where tool runs are recorded (journal.CallJournal; None: not guarded). Typed Any
+    # because LangGraph Server builds a JSON schema of the context, and a store has none.
+    journal: Any = None

@@ -22,6 +22,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from agentcli.config import POSTGRES_SCHEMES
 from agentcli.errors import AgentcliError, ConfigError, ThreadNotFound
+from agentcli.journal import JournalTables
 from agentcli.schema import CHAIN_SQL, MIGRATIONS, escape_like
 from agentcli.threadlock import ThreadLocks
 
@@ -54,7 +55,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store(ThreadLocks):
+class Store(ThreadLocks, JournalTables):
     """Threads, their index and their text; one session's lock on the thread it drives."""
 
     location: str  # for messages: the file, or the URL with its password masked
@@ -196,8 +197,8 @@ class Store(ThreadLocks):
         with self._holding(thread_id):
             self.saver.delete_thread(thread_id)
             with self._transaction():
-                self._execute("DELETE FROM agentcli_text WHERE thread_id = ?", (thread_id,))
-                self._execute("DELETE FROM agentcli_threads WHERE thread_id = ?", (thread_id,))
+                for table in ("agentcli_text", "agentcli_calls", "agentcli_threads"):
+                    self._execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
 
     def copy(self, source: ThreadRow, target: str, upto: str | None, turns: int) -> ThreadRow:
         """A new thread with the source's checkpoints up to `upto` (all if None) and the
@@ -227,6 +228,11 @@ class Store(ThreadLocks):
             "INSERT INTO agentcli_text SELECT CAST(? AS TEXT), turn, role, text FROM agentcli_text"
             " WHERE thread_id = ? AND turn <= ?",
             (target, source.thread_id, turns),
+        )
+        self._execute(  # a cut-off call in the copy is asked about again there too
+            "INSERT INTO agentcli_calls SELECT CAST(? AS TEXT), call_id, state, at"
+            " FROM agentcli_calls WHERE thread_id = ?",
+            (target, source.thread_id),
         )
         self.update(target, turns=turns, status=source.status if upto is None else "idle")
         row.turns = turns

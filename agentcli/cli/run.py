@@ -166,13 +166,16 @@ def _list_pending(pending: ReviewRequest | None, as_json: bool) -> None:
     if not requests:
         print("no calls awaiting review")
     for request in requests:
-        print(
-            f"{request['id']}  {request['name']}  {json.dumps(request['args'], ensure_ascii=False)}"
-        )
+        args = json.dumps(request["args"], ensure_ascii=False)
+        note = f"  ({request.get('description')})" if request.get("rerun") else ""
+        print(f"{request['id']}  {request['name']}  {args}{note}")
 
 
 def _pending_row(request: dict[str, Any]) -> dict[str, Any]:
-    return {"call_id": request["id"], "tool": request["name"], "args": request["args"]}
+    row = {"call_id": request["id"], "tool": request["name"], "args": request["args"]}
+    if request.get("rerun"):  # cut off by a crash: it may have partly run
+        row["rerun"] = request["rerun"]
+    return row
 
 
 class Scripted:

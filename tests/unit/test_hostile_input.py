@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agentcli.config import load_settings
 from agentcli.errors import ConfigError
-from agentcli.review import _decisions, validate_args
+from agentcli.review import decisions_in, validate_args
 from tools.registry import builtin_tools
 
 TOOLS = {tool.name: tool for tool in builtin_tools()}
@@ -64,7 +64,7 @@ def test_any_arguments_are_accepted_or_explained(name: str, args: object) -> Non
 @given(answer=json_values | st.text(max_size=40))
 def test_any_review_answer_is_used_or_refused_cleanly(answer: object) -> None:
     try:
-        decisions = _decisions(answer, 1)
+        decisions = decisions_in(answer, 1)
     except ValueError:  # JSONDecodeError included: one clear refusal, nothing else
         return
     assert decisions[0]["type"] in ("approve", "edit", "reject")

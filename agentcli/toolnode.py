@@ -1,0 +1,58 @@
+"""The tools node: LangGraph's ToolNode, one approved call per task, guarded by the journal.
+
+A task LangGraph runs again because its result was never saved (the process died while
+the tool ran, or just after) finds its call in the journal, and the person is asked
+again, the call marked as possibly partly run, instead of it running twice in silence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt import ToolNode
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from agentcli.review import decisions_in, review_request
+from agentcli.state import RunContext
+
+RERUN = {
+    "started": "possibly partly run: agentcli stopped while this call ran",
+    "finished": "it ran, but agentcli stopped before its result was saved",
+}
+
+
+def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph node
+    tool_node = ToolNode(list(tools), handle_tool_errors=True)
+
+    def tools_node(
+        task: dict[str, Any], runtime: Runtime[RunContext], config: RunnableConfig
+    ) -> Any:
+        journal = runtime.context.journal
+        call = task["tool_call"]
+        thread_id = str(config["configurable"]["thread_id"])
+        if journal is not None:
+            if earlier := journal.call_state(thread_id, call["id"]):
+                request = review_request([(call, RERUN[earlier])])
+                request["action_requests"][0]["rerun"] = earlier
+                decision = decisions_in(interrupt(request), 1)[0]
+                if decision["type"] == "reject":
+                    text = decision.get("message") or "not run again: rejected by the user"
+                    message = ToolMessage(
+                        text, tool_call_id=call["id"], name=call["name"], status="error"
+                    )
+                    return {"messages": [message]}
+                if decision["type"] == "edit":
+                    call = {**call, "args": decision["edited_action"]["args"]}
+                    task = {**task, "tool_call": call}
+            journal.call_started(thread_id, call["id"])
+        result = tool_node.invoke(task, config)
+        if journal is not None:
+            journal.call_finished(thread_id, call["id"])
+        return result
+
+    return tools_node

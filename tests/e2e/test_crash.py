@@ -1,0 +1,130 @@
+"""Kill -9 at many points: the thread stays consistent and resumable, no user message is
+lost, nothing unapproved runs, and a call cut off mid-run is never re-run silently."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pexpect
+
+from tests.e2e.conftest import AGENTCLI, Agent
+from tests.scripted_server import hang, text, tool_calls
+
+WAIT_FOR_GO = "for i in $(seq 300); do [ -f go ] && break; sleep 0.1; done"
+
+
+def start(agent: Agent, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [AGENTCLI, *args],
+        env=agent.env,
+        cwd=agent.workspace,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def kill_when(child: subprocess.Popen[str], ready: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 20
+    while not ready():
+        assert time.monotonic() < deadline and child.poll() is None, child.communicate()
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=10)
+
+
+def only_thread(agent: Agent) -> dict:
+    rows = json.loads(agent.run("threads", "list", "--json").stdout)
+    assert len(rows) == 1
+    return rows[0]
+
+
+def lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def exported(agent: Agent, thread: str) -> list[dict]:
+    return json.loads(agent.run("threads", "export", thread, "--format", "json").stdout)["messages"]
+
+
+def test_killed_while_the_model_streams(agent: Agent) -> None:
+    agent.server.push(hang(30))
+    child = start(agent, "run", "remember the milk", "-y")
+    kill_when(child, lambda: len(agent.server.requests) == 1)
+    thread = only_thread(agent)["thread_id"]
+    assert [m["data"]["content"] for m in exported(agent, thread)] == ["remember the milk"]
+    agent.server.push(text("Noted."))
+    again = agent.run("run", "--thread", thread)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "Noted."
+
+
+def test_killed_while_an_approved_tool_runs(agent: Agent) -> None:
+    ws = agent.workspace
+    agent.server.push(tool_calls(("shell", {"command": f"echo x >> ran.log; {WAIT_FOR_GO}"})))
+    child = start(agent, "run", "run it", "-y")
+    kill_when(child, lambda: (ws / "ran.log").exists())
+    thread = only_thread(agent)["thread_id"]
+    # resumed with the same flags: the cut-off call is asked about, not re-run
+    parked = agent.run("run", "--thread", thread, "-y", "-o", "json")
+    assert parked.returncode == 3, parked.stderr
+    (pending,) = json.loads(parked.stdout)["pending"]
+    assert pending["tool"] == "shell" and lines(ws / "ran.log") == 1
+    listed = json.loads(agent.run("review", thread, "--json").stdout)
+    assert listed[0]["call_id"] == pending["call_id"]
+    shown = agent.run("review", thread)
+    assert "possibly partly run" in shown.stdout
+    (ws / "go").touch()
+    agent.server.push(text("Ran it again, as you said."))
+    approved = agent.run("review", thread, "--approve", "all")
+    assert approved.returncode == 0, approved.stderr
+    assert lines(ws / "ran.log") == 2  # once before the kill, once approved again
+
+
+def test_killed_between_two_tools_of_one_turn(agent: Agent) -> None:
+    ws = agent.workspace
+    agent.server.push(
+        tool_calls(
+            ("shell", {"command": "echo a >> fast.log"}),
+            ("shell", {"command": f"echo b >> slow.log; {WAIT_FOR_GO}"}),
+        )
+    )
+    child = start(agent, "run", "two things", "-y")
+    kill_when(child, lambda: lines(ws / "fast.log") == 1 and (ws / "slow.log").exists())
+    time.sleep(0.3)  # the fast call's result is saved as it finishes
+    thread = only_thread(agent)["thread_id"]
+    parked = agent.run("run", "--thread", thread, "-o", "json")
+    assert parked.returncode == 3, parked.stderr
+    assert [p["call_id"] for p in json.loads(parked.stdout)["pending"]] == ["call_2"]
+    agent.server.push(text("Skipped the slow one."))
+    rejected = agent.run("review", thread, "--reject", "all")
+    assert rejected.returncode == 0, rejected.stderr
+    assert lines(ws / "fast.log") == 1 and lines(ws / "slow.log") == 1  # nothing re-ran
+    results = {
+        m["data"]["tool_call_id"]: m["data"]["content"]
+        for m in exported(agent, thread)
+        if m["type"] == "tool"
+    }
+    assert results["call_1"].startswith("exit code 0")
+    assert results["call_2"] == "not run again: rejected by the user"
+    (ws / "go").touch()
+
+
+def test_killed_at_the_review_prompt(agent: Agent) -> None:
+    agent.server.push(tool_calls(("write_file", {"path": "a.txt", "content": "x"})))
+    child = agent.spawn("chat", "write a.txt")
+    child.expect(r"\[q\]uit >")
+    child.kill(signal.SIGKILL)
+    child.expect(pexpect.EOF)
+    thread = only_thread(agent)["thread_id"]
+    assert not (agent.workspace / "a.txt").exists()
+    listed = json.loads(agent.run("review", thread, "--json").stdout)
+    assert [p["tool"] for p in listed] == ["write_file"]
+    agent.server.push(text("Written."))
+    assert agent.run("review", thread, "--approve", "all").returncode == 0
+    assert (agent.workspace / "a.txt").read_text() == "x"
