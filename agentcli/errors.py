@@ -31,5 +31,11 @@ class ModelError(AgentcliError):
     """The model call failed: authentication, connection, or the API refused it."""
 
 
+class Interrupted(AgentcliError):
+    """The person pressed Ctrl-C: the run stopped at its next step; the thread is kept."""
+
+    exit_code = 130
+
+
 class RunStopped(AgentcliError):
     """The run stopped on a limit (max_steps, invalid calls); the thread can continue."""

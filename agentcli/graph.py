@@ -12,6 +12,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy
 
+from agentcli.errors import Interrupted
 from agentcli.review import make_review_nodes
 from agentcli.state import AgentState, RunContext
 from agentcli.toolnode import make_tools_node
@@ -50,6 +51,8 @@ def build_graph(
     def agent(state: AgentState, runtime: Runtime[RunContext]) -> Command:
         ctx = runtime.context
         messages = state["messages"]
+        if ctx.cancel is not None and ctx.cancel.is_set():  # Ctrl-C: no further model call
+            raise Interrupted("interrupted before the model was asked again")
         if steps_since_user(messages) >= ctx.max_steps:
             return Command(goto=END)
         prompt = SYSTEM.format(workspace=ctx.workspace)
@@ -59,6 +62,8 @@ def build_graph(
             chat = model()
             bound.append(chat.bind_tools(list(tools)) if tools else chat)
         reply = bound[0].invoke([SystemMessage(prompt), *messages])
+        if ctx.cancel is not None and ctx.cancel.is_set():  # interrupted while it answered
+            raise Interrupted("interrupted: the answer was dropped")
         calls = isinstance(reply, AIMessage) and (reply.tool_calls or reply.invalid_tool_calls)
         return Command(update={"messages": [reply]}, goto="review" if calls else END)
 

@@ -51,6 +51,7 @@ class PostgresStore(Store):
                 ALTER COLUMN output_tokens TYPE BIGINT;""",
         ),
     ]
+    MIGRATIONS_LOCK: ClassVar[str] = "LOCK TABLE agentcli_migrations IN EXCLUSIVE MODE"
     CHECKPOINT_TABLES: ClassVar[dict[str, str]] = {
         "checkpoints": IN_CHAIN,
         "checkpoint_writes": IN_CHAIN,
@@ -121,10 +122,6 @@ class PostgresStore(Store):
 
     def _true(self, sql: str, params: Sequence[Any] = ()) -> bool:
         return bool(self._execute(sql, params).fetchone()[0])
-
-    def _script(self, sql: str) -> None:
-        with self.conn.transaction():
-            self.conn.execute(sql)
 
     def _transaction(self, rollback: bool = False) -> AbstractContextManager[Any]:
         return self.conn.transaction(force_rollback=rollback)

@@ -47,6 +47,8 @@ MESSAGE_TYPES: dict[str, type[AnyMessage] | type[AIMessageChunk]] = {
 class RemoteSession:
     """One thread on a LangGraph server; the same surface as Session for the CLI."""
 
+    soft_ctrl_c = False  # Ctrl-C cancels the run on the server (on_disconnect)
+
     def __init__(
         self,
         settings: Settings,

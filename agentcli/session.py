@@ -20,7 +20,7 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command, RetryPolicy
 
 from agentcli.config import Settings
-from agentcli.errors import AgentcliError, RunStopped, ThreadNotFound, UsageError
+from agentcli.errors import AgentcliError, Interrupted, RunStopped, ThreadNotFound, UsageError
 from agentcli.events import Done, Event, ReviewRequest
 from agentcli.graph import build_graph
 from agentcli.model import explain, make_model, transient
@@ -59,6 +59,8 @@ class Session:
         self.tools = {tool.name: tool for tool in tools}
         self._model = model
         self._graph: Any = None
+        self._run: Background | None = None
+        self.soft_ctrl_c = False  # chat: Ctrl-C stops the run and returns to the prompt
         self.thread_id = new_thread_id()
         self.row: ThreadRow | None = None
 
@@ -197,7 +199,10 @@ class Session:
 
     def _drive(self, graph_input: Any) -> Iterator[Event]:
         self.model()
+        if self._run is not None:
+            self._run.wait()
         graph, config, context = self.graph, self.config, self.context()
+        context.cancel = threading.Event()
         seen = Translator(self._add_answer)
         try:
             stream = graph.stream(
@@ -207,8 +212,11 @@ class Session:
                 stream_mode=["messages", "updates", "custom"],
                 durability="sync",  # each step is on disk before the next one starts
             )
-            for mode, chunk in in_background(stream):
+            self._run = Background(stream, context.cancel if self.soft_ctrl_c else None)
+            for mode, chunk in self._run:
                 yield from seen.events(mode, chunk)
+            if context.cancel.is_set():  # Ctrl-C between steps: the run ended early
+                raise Interrupted("interrupted: the run stopped (/retry continues it)")
         except AgentcliError as known:
             self._record(self.state(), str(known))
             raise
@@ -250,27 +258,48 @@ class Session:
         self.store.update(self.thread_id, status=status, last_error=error, messages=count)
 
 
-def in_background(iterator: Iterator[Any]) -> Iterator[Any]:
-    """Iterate in a daemon thread, so Ctrl-C reaches the caller at once.
+class Background:
+    """Iterates a graph run in a daemon thread, so Ctrl-C reaches the caller at once.
 
     LangGraph runs nodes in worker threads and, when interrupted, waits for them: a
-    model request in flight would hold Ctrl-C for its whole timeout.
+    model request in flight would hold Ctrl-C for its whole timeout. With a `cancel`
+    event (chat), Ctrl-C sets it and raises Interrupted at once: the run stops at its
+    next step (a running shell command is stopped, the model is not called again) while
+    the person is back at the prompt. Without one (scripts), Ctrl-C propagates.
     """
-    items: queue.Queue[tuple[bool, Any]] = queue.Queue()
 
-    def pump() -> None:
-        try:
-            for item in iterator:
-                items.put((False, item))
-            items.put((True, None))
-        except BaseException as exc:  # handed to the consumer, raised there
-            items.put((True, exc))
+    def __init__(self, iterator: Iterator[Any], cancel: threading.Event | None) -> None:
+        self.cancel = cancel
+        self.items: queue.Queue[tuple[bool, Any]] = queue.Queue()
 
-    threading.Thread(target=pump, name="agentcli-run", daemon=True).start()
-    while True:
-        finished, item = items.get()
-        if finished:
-            if item is not None:
-                raise item
-            return
-        yield item
+        def pump() -> None:
+            try:
+                for item in iterator:
+                    self.items.put((False, item))
+                self.items.put((True, None))
+            except BaseException as exc:  # handed to the consumer, raised there
+                self.items.put((True, exc))
+
+        self.thread = threading.Thread(target=pump, name="agentcli-run", daemon=True)
+        self.thread.start()
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            try:
+                finished, item = self.items.get()
+            except KeyboardInterrupt:
+                if self.cancel is None:
+                    raise
+                self.cancel.set()
+                raise Interrupted(
+                    "interrupted: the run stops at its next step (/retry continues it)"
+                ) from None
+            if finished:
+                if item is not None:
+                    raise item
+                return
+            yield item
+
+    def wait(self) -> None:
+        """Until an interrupted run has stopped: only one run drives a thread at a time."""
+        self.thread.join()

@@ -57,9 +57,6 @@ class SqliteStore(Store):
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self.conn.execute(sql, params)
 
-    def _script(self, sql: str) -> None:
-        self.conn.executescript(f"BEGIN; {sql}; COMMIT;")
-
     @contextmanager
     def _transaction(self, rollback: bool = False) -> Iterator[None]:
         self.conn.execute("BEGIN IMMEDIATE")  # a writer from the start: no upgrade to fail

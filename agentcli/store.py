@@ -61,6 +61,7 @@ class Store(ThreadLocks, JournalTables):
     location: str  # for messages: the file, or the URL with its password masked
     LIKE: ClassVar[str] = "LIKE"  # SQLite's is case-insensitive: PostgreSQL's ILIKE is too
     OWN_MIGRATIONS: ClassVar[list[tuple[str, str]]] = []  # the backend's, after MIGRATIONS
+    MIGRATIONS_LOCK: ClassVar[str] = ""  # a statement that makes migrating processes queue
     # LangGraph's tables: which rows of each a fork copies (after "WHERE thread_id = ?")
     CHECKPOINT_TABLES: ClassVar[dict[str, str]] = {}
 
@@ -72,10 +73,6 @@ class Store(ThreadLocks, JournalTables):
     @abstractmethod
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """Run one statement (`?` placeholders), outside a transaction unless in one."""
-
-    @abstractmethod
-    def _script(self, sql: str) -> None:
-        """Run several statements (no parameters) in one transaction."""
 
     @abstractmethod
     def _transaction(self, rollback: bool = False) -> AbstractContextManager[Any]:
@@ -106,8 +103,19 @@ class Store(ThreadLocks, JournalTables):
         )
         done = {row[0] for row in self._execute("SELECT name FROM agentcli_migrations")}
         for name, sql in [*MIGRATIONS, *self.OWN_MIGRATIONS]:
-            if name not in done:
-                self._script(f"{sql}; INSERT INTO agentcli_migrations VALUES ('{name}', '{now()}')")
+            if name in done:
+                continue
+            with self._transaction():  # processes starting together on a new database
+                if self.MIGRATIONS_LOCK:  # take turns; SQLite's BEGIN IMMEDIATE already does
+                    self._execute(self.MIGRATIONS_LOCK)
+                if self._execute(
+                    "SELECT 1 FROM agentcli_migrations WHERE name = ?", (name,)
+                ).fetchone():
+                    continue  # another process applied it while this one waited
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        self._execute(statement)
+                self._execute("INSERT INTO agentcli_migrations VALUES (?, ?)", (name, now()))
 
     def create(self, thread_id: str, title: str, workspace: str, model: str) -> ThreadRow:
         stamp = now()

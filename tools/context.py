@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -18,3 +19,5 @@ class ToolContext:
     shell_timeout: float = 120.0
     max_output_chars: int = 30_000
     allow_private_urls: bool = False
+    # a threading.Event set when the person interrupts the run (Ctrl-C): long tools stop
+    cancel: Any = None

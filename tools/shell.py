@@ -48,11 +48,13 @@ def _pump(
     until: float,
     stop_on_exit: subprocess.Popen[bytes] | None,
     on_chunk: Callable[[bytes], None] | None = None,
+    stop: Callable[[], bool] = lambda: False,
 ) -> None:
-    """Read ``stream`` into ``capture`` until EOF, the deadline, or (if given) the process ends."""
+    """Read ``stream`` into ``capture`` until EOF, the deadline, ``stop()``, or (if given) the
+    process ends."""
     with selectors.DefaultSelector() as selector:
         selector.register(stream, selectors.EVENT_READ)
-        while (left := until - time.monotonic()) > 0:
+        while (left := until - time.monotonic()) > 0 and not stop():
             if stop_on_exit is not None and stop_on_exit.poll() is not None:
                 return
             if selector.select(timeout=min(left, 0.05)):
@@ -101,6 +103,10 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
     if not 0 < limit <= MAX_TIMEOUT:
         raise ToolError(f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
     capture = _Capture(keep=context.max_output_chars)
+    cancel = context.cancel
+
+    def cancelled() -> bool:
+        return cancel is not None and cancel.is_set()
 
     def progress(chunk: bytes) -> None:  # the latest output, for a live view of the run
         text = chunk.decode("utf-8", errors="replace")
@@ -121,12 +127,17 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
         raise ToolError(f"cannot start bash in the workspace: {exc}") from exc
     assert process.stdout is not None
     try:
-        _pump(process.stdout, capture, deadline, stop_on_exit=process, on_chunk=progress)
-        try:  # the output may end (EOF) before the process does
-            process.wait(timeout=max(deadline - time.monotonic(), 0))
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        _pump(process.stdout, capture, deadline, process, on_chunk=progress, stop=cancelled)
+        timed_out = False
+        while not cancelled():  # the output may end (EOF) before the process does
+            try:
+                process.wait(timeout=min(max(deadline - time.monotonic(), 0), 0.05))
+                break
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline:
+                    timed_out = True
+                    break
+        stopped = cancelled()
         leftovers = _kill_group(process, TERM_GRACE)
         process.wait()
         _pump(process.stdout, capture, time.monotonic() + DRAIN_GRACE, stop_on_exit=None)
@@ -134,7 +145,9 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
         _kill_group(process, 0)
         process.wait()
         process.stdout.close()
-    if timed_out:
+    if stopped:
+        status = "interrupted by the user (Ctrl-C): the command and its children were stopped"
+    elif timed_out:
         status = f"timed out after {limit:g}s: the command and its child processes were killed"
     else:
         status = f"exit code {process.returncode}"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from agentcli.config import data_dir
-from agentcli.errors import AgentcliError
+from agentcli.errors import AgentcliError, Interrupted
 from agentcli.events import Done, Event, ReviewRequest
 from agentcli.model import cost_usd
 from agentcli.ui import make_console
@@ -26,6 +26,7 @@ class Chat:
         from agentcli.cli.slash import COMMANDS
 
         self.session = session
+        session.soft_ctrl_c = True  # Ctrl-C stops a run and comes back here
         self.console = make_console()
         self.view = Renderer(self.console)
         self.input = MessageInput(data_dir() / "history", COMMANDS)
@@ -39,6 +40,7 @@ class Chat:
         try:
             if not self.answer_pending():
                 return self.bye(pending=True)
+            ctrl_c = False
             while not self.leaving:
                 if message is None:
                     try:
@@ -46,6 +48,13 @@ class Chat:
                     except EOFError:
                         self.console.print()
                         break
+                    except KeyboardInterrupt:  # a second Ctrl-C in a row leaves (130)
+                        if ctrl_c:
+                            raise
+                        ctrl_c = True
+                        self.console.print(Text("(Ctrl-C again, /exit or Ctrl-D to leave)", "dim"))
+                        continue
+                ctrl_c = False
                 text, message = message.strip(), None
                 if not text:
                     continue
@@ -128,7 +137,10 @@ class Chat:
 
     def error(self, exc: AgentcliError) -> None:
         self.view.end()
-        self.console.print(Text.assemble(("error: ", "red"), str(exc)))
+        if isinstance(exc, Interrupted):
+            self.console.print(Text(str(exc), style="yellow"))
+        else:
+            self.console.print(Text.assemble(("error: ", "red"), str(exc)))
 
     def bye(self, pending: bool) -> None:
         s = self.session

@@ -61,7 +61,7 @@ def _ask_one(console: Console, name: str, args: Any, check: Checker) -> dict[str
     while True:
         try:
             choice = console.input(Text(f"{CHOICES} > ", style="bold")).strip()
-        except EOFError:
+        except (EOFError, KeyboardInterrupt):  # Ctrl-C at a review is q
             return None
         if choice == "a":
             return {"type": "approve"}
@@ -74,7 +74,7 @@ def _ask_one(console: Console, name: str, args: Any, check: Checker) -> dict[str
         if choice == "f":
             try:
                 text = console.input("feedback for the model > ").strip()
-            except EOFError:
+            except (EOFError, KeyboardInterrupt):
                 return None
             if text:
                 return {"type": "reject", "message": text}
@@ -116,7 +116,7 @@ def _edit(console: Console, args: Any) -> Any:
         )
         try:
             text = console.input("new arguments as JSON > ")
-        except EOFError:
+        except (EOFError, KeyboardInterrupt):  # Ctrl-C: no edit, choose again
             return None
     try:
         return json.loads(text)

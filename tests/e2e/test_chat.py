@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 import time
 
@@ -184,15 +185,56 @@ def test_ctrl_d_leaves_and_history_carries_over(agent: Agent) -> None:
 
 
 @pytest.mark.backends
-def test_ctrl_c_while_the_model_thinks_exits_130_and_the_message_survives(agent: Agent) -> None:
-    agent.server.push(hang(30))
+def test_ctrl_c_while_the_model_thinks_returns_to_the_prompt_and_keeps_the_message(
+    agent: Agent,
+) -> None:
+    agent.server.push(hang(2))
     child = agent.spawn("chat", "a slow question")
-    child.expect("a slow question|thread")
-    time.sleep(1.5)  # the request is under way
+    deadline = time.monotonic() + 15
+    while not agent.server.requests and time.monotonic() < deadline:
+        time.sleep(0.05)  # the request is under way
+    pressed = time.monotonic()
     child.sendintr()
-    thread = ended(child, 130)
-    assert child.exitstatus == 130
+    child.expect("interrupted")
+    child.expect(PROMPT)
+    assert time.monotonic() - pressed < 1.5  # back at once, not after the request
     agent.server.push(text("Quick answer."))
-    retried = agent.run("run", "--thread", thread)
-    assert retried.returncode == 0, retried.stderr
-    assert retried.stdout.strip() == "Quick answer."
+    child.send("/retry\r")  # waits for the stopped run, then asks again
+    child.expect("Quick answer.")
+    assert agent.server.requests[-1]["messages"][-1]["content"] == "a slow question"
+    child.expect(PROMPT)
+    child.sendintr()
+    child.expect("Ctrl-C again")
+    child.sendintr()  # a second Ctrl-C in a row leaves
+    ended(child, 130)
+    assert child.exitstatus == 130 or child.signalstatus == 2
+
+
+def test_ctrl_c_during_a_tool_stops_it_and_the_model_is_told(agent: Agent) -> None:
+    agent.server.push(tool_calls(("shell", {"command": "touch started; sleep 31.5; touch done"})))
+    child = agent.spawn("chat", "-y", "run the slow thing")
+    deadline = time.monotonic() + 15
+    while not (agent.workspace / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.sendintr()
+    child.expect("interrupted")
+    child.expect(PROMPT)
+    agent.server.push(text("It was interrupted, so I stopped."))
+    child.send("/retry\r")
+    child.expect("It was interrupted, so I stopped.")
+    result = agent.server.requests[-1]["messages"][-1]
+    assert result["role"] == "tool" and "interrupted by the user (Ctrl-C)" in result["content"]
+    sleeping = subprocess.run(["pgrep", "-f", "sleep 31.5"], capture_output=True, text=True)
+    assert sleeping.stdout.strip() == ""  # its process group was stopped
+    assert not (agent.workspace / "done").exists()
+    leave(child)
+
+
+def test_ctrl_c_at_the_review_is_quit(agent: Agent) -> None:
+    agent.server.push(tool_calls(("write_file", {"path": "w.txt", "content": "w"})))
+    child = agent.spawn("chat", "write w.txt")
+    child.expect(CHOICE)
+    child.sendintr()
+    child.expect("waiting for review")
+    ended(child)
+    assert not (agent.workspace / "w.txt").exists()
