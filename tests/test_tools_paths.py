@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tools.base import ToolError
-from tools.files import read_file, write_file
+from tools.files import list_dir, read_file, write_file
 from tools.output import cap_output
 from tools.paths import resolve_in_workspace
 
@@ -108,3 +108,15 @@ def test_cap_output_respects_the_limit(keep: str) -> None:
 def test_cap_output_counts_what_the_caller_already_dropped() -> None:
     capped = cap_output("abc", 1000, keep="ends", already_cut=5000)
     assert "5000 of 5003 characters cut" in capped
+
+
+@pytest.mark.parametrize("name", ["a" * 5000, "x/" * 3000 + "y", "\udcff\udcfe.txt", "bad\udc80/f"])
+def test_very_long_and_non_utf8_names_give_an_error_or_work(tool_env: ToolEnv, name: str) -> None:
+    for tool, args in (
+        (write_file, {"path": name, "content": "x"}),
+        (read_file, {"path": name}),
+        (list_dir, {"path": name}),
+    ):
+        message = tool_env(tool, **args)
+        assert isinstance(message.content, str) and message.content
+        assert "Traceback" not in message.content
