@@ -9,23 +9,19 @@ import typer
 from agentcli.cli.common import (
     ApproveOpt,
     AutoApproveOpt,
-    BaseUrlOpt,
     Common,
-    ConfigOpt,
-    DbOpt,
     DenyOpt,
     LastOpt,
-    ModelOpt,
-    ServerOpt,
     ThreadOpt,
-    WorkspaceOpt,
     attach,
+    common_options,
     open_session,
 )
 
 MessageArg = Annotated[str | None, typer.Argument(help="First message (else you are asked).")]
 
 
+@common_options(server=True)
 def chat(
     message: MessageArg = None,
     thread: ThreadOpt = None,
@@ -33,16 +29,12 @@ def chat(
     auto_approve: AutoApproveOpt = False,
     approve: ApproveOpt = None,
     deny: DenyOpt = None,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
-    server: ServerOpt = None,
+    *,
+    common: Common,
 ) -> None:
     """Talk with the agent; every tool call waits for your decision."""
     session = open_session(
-        Common(model, base_url, db, config, workspace, server), auto_approve, approve, deny
+        common, auto_approve, approve, deny
     )
     attach(session, thread, last)
     from agentcli.cli.chatloop import Chat
@@ -50,6 +42,7 @@ def chat(
     Chat(session).loop(message)
 
 
+@common_options(server=True)
 def resume(
     thread_id: Annotated[
         str | None,
@@ -59,16 +52,12 @@ def resume(
     auto_approve: AutoApproveOpt = False,
     approve: ApproveOpt = None,
     deny: DenyOpt = None,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
-    server: ServerOpt = None,
+    *,
+    common: Common,
 ) -> None:
     """Continue a thread; a pending review is shown first."""
     session = open_session(
-        Common(model, base_url, db, config, workspace, server), auto_approve, approve, deny
+        common, auto_approve, approve, deny
     )
     attach(session, thread_id, thread_id is None)
     from agentcli.cli.chatloop import Chat

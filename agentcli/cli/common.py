@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 
@@ -51,6 +54,36 @@ ServerOpt = Annotated[
     str | None,
     typer.Option("--server", metavar="URL", help="Drive threads on this LangGraph server."),
 ]
+
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def common_options(*, server: bool = False) -> Callable[[Command], Command]:
+    """Give a command the contract's options (--model, --base-url, --db, --config,
+    --workspace, and --server where it applies); it receives them as `common: Common`."""
+    options: dict[str, Any] = {
+        "model": ModelOpt, "base_url": BaseUrlOpt, "db": DbOpt, "config": ConfigOpt,
+        "workspace": WorkspaceOpt, **({"server": ServerOpt} if server else {}),
+    }
+
+    def decorate(func: Command) -> Command:
+        signature = inspect.signature(func, eval_str=True)
+        kept = [p for name, p in signature.parameters.items() if name != "common"]
+        added = [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=kind)
+            for name, kind in options.items()
+        ]
+
+        @functools.wraps(func)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            common = Common(**{name: kwargs.pop(name) for name in options})
+            return func(*args, common=common, **kwargs)
+
+        command.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
+        return cast(Command, command)
+
+    return decorate
 
 
 @dataclass

@@ -13,17 +13,12 @@ import typer
 from agentcli.cli.common import (
     ApproveOpt,
     AutoApproveOpt,
-    BaseUrlOpt,
     Common,
-    ConfigOpt,
-    DbOpt,
     DenyOpt,
     LastOpt,
-    ModelOpt,
-    ServerOpt,
     ThreadOpt,
-    WorkspaceOpt,
     attach,
+    common_options,
     open_session,
     server_flag,
 )
@@ -49,6 +44,7 @@ OutputOpt = Annotated[
 ]
 
 
+@common_options(server=True)
 def run(
     message: Annotated[
         str | None, typer.Argument(help="The message; '-' reads it from stdin.", show_default=False)
@@ -59,12 +55,8 @@ def run(
     auto_approve: AutoApproveOpt = False,
     approve: ApproveOpt = None,
     deny: DenyOpt = None,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
-    server: ServerOpt = None,
+    *,
+    common: Common,
 ) -> None:
     """Run without a terminal: calls no policy allows park the thread (exit 3).
 
@@ -77,12 +69,13 @@ def run(
     if message is None and thread is None and not last:
         raise UsageError("give a message, '-' to read it from stdin, or --thread ID to continue")
     session = open_session(
-        Common(model, base_url, db, config, workspace, server), auto_approve, approve, deny
+        common, auto_approve, approve, deny
     )
     attach(session, thread, last)
     Scripted(session, output).run(message)
 
 
+@common_options(server=True)
 def review(
     thread_id: Annotated[str, typer.Argument(metavar="ID", help="Thread id or unique prefix.")],
     as_json: Annotated[bool, typer.Option("--json", help="List pending calls as JSON.")] = False,
@@ -102,15 +95,11 @@ def review(
         str | None, typer.Option("--args", metavar="JSON", help="With --edit: new arguments.")
     ] = None,
     output: OutputOpt = OutputFormat.text,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
-    server: ServerOpt = None,
+    *,
+    common: Common,
 ) -> None:
     """List a thread's pending calls, or decide them and continue like `run --thread ID`."""
-    session = open_session(Common(model, base_url, db, config, workspace, server))
+    session = open_session(common)
     session.open(thread_id)
     pending = session.pending()
     if not (approve or reject or edit):

@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentcli import __version__
-from agentcli.cli.common import BaseUrlOpt, Common, ConfigOpt, DbOpt, ModelOpt, WorkspaceOpt
+from agentcli.cli.common import (
+    Common,
+    common_options,
+)
 from agentcli.config import FIELDS, SECRET_KEYS, Settings, default_config_path
 from agentcli.errors import AgentcliError, UsageError
 from agentcli.store import database_label, mask_url
@@ -112,16 +115,14 @@ def init(
 
 
 @app.command()
+@common_options()
 def show(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
+    *,
+    common: Common,
 ) -> None:
     """Print the effective settings and where each comes from (secrets masked)."""
-    report = describe(Common(model, base_url, db, config, workspace).settings(), workspace)
+    report = describe(common.settings(), common.workspace)
     if as_json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
         return
@@ -154,12 +155,10 @@ class Check:
     detail: str
 
 
+@common_options()
 def doctor(
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
+    *,
+    common: Common,
 ) -> None:
     """Check the set-up: config, API key, model server, thread database; print versions.
 
@@ -175,7 +174,7 @@ def doctor(
         _print(console, check)
 
     try:
-        settings: Settings | None = Common(model, base_url, db, config, workspace).settings()
+        settings: Settings | None = common.settings()
     except AgentcliError as exc:
         settings = None
         report(Check(False, "config", str(exc)))
@@ -188,7 +187,7 @@ def doctor(
     else:
         for name in ("API key", "model server", "database"):
             report(Check(None, name, "skipped: the config did not load"))
-    where = (workspace or Path.cwd()).resolve()
+    where = (common.workspace or Path.cwd()).resolve()
     is_dir = where.is_dir()
     report(Check(is_dir, "workspace", f"{where}" + ("" if is_dir else " is not a directory")))
     report(_versions_check())

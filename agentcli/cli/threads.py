@@ -9,15 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentcli.cli.common import (
-    BaseUrlOpt,
-    Common,
-    ConfigOpt,
-    DbOpt,
-    ModelOpt,
-    ServerOpt,
-    WorkspaceOpt,
-)
+from agentcli.cli.common import Common, common_options
 from agentcli.errors import UsageError
 from agentcli.ui import make_console
 
@@ -30,6 +22,7 @@ app = typer.Typer(help="List and manage threads.", no_args_is_help=True)
 
 
 @app.command("list")
+@common_options(server=True)
 def list_threads(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array of threads.")] = False,
     limit: Annotated[int | None, typer.Option("--limit", "-n", help="Newest N only.")] = None,
@@ -39,23 +32,19 @@ def list_threads(
     search: Annotated[
         str | None, typer.Option("--search", "-s", help="Text in the title or messages.")
     ] = None,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
-    server: ServerOpt = None,
+    *,
+    common: Common,
 ) -> None:
     """List threads, newest first (--workspace: only that workspace's)."""
-    common = Common(model, base_url, db, config, workspace, server)
+    server = common.server
     if server:
         from agentcli.serverthreads import ServerThreads, connect
 
         index: Store | ServerThreads = ServerThreads(connect(server), server)
-        where = str(workspace) if workspace else None  # as the runs named it
+        where = str(common.workspace) if common.workspace else None  # as the runs named it
     else:
         index = common.store(common.settings())
-        where = str(workspace.resolve()) if workspace else None
+        where = str(common.workspace.resolve()) if common.workspace else None
     rows = index.recent(limit, status=status, search=search, workspace=where)
     if as_json:
         print(json.dumps([row.as_dict() for row in rows], indent=2, ensure_ascii=False))
@@ -90,20 +79,18 @@ class ExportFormat(StrEnum):
 
 
 @app.command("show")
+@common_options()
 def show(
     thread_id: ThreadArg,
     as_json: Annotated[bool, typer.Option("--json", help="The transcript as JSON.")] = False,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
+    *,
+    common: Common,
 ) -> None:
     """Show a thread: messages, and each tool call with its decision and result."""
     from agentcli import history
     from agentcli.transcript import decision_text, entries
 
-    store, row = _open(Common(model, base_url, db, config, workspace), thread_id)
+    store, row = _open(common, thread_id)
     turns = entries(history.values(store, row.thread_id))
     if as_json:
         print(json.dumps({"thread": row.as_dict(), "entries": turns}, indent=2, ensure_ascii=False))
@@ -126,22 +113,20 @@ def show(
 
 
 @app.command("export")
+@common_options()
 def export(
     thread_id: ThreadArg,
     fmt: Annotated[
         ExportFormat, typer.Option("--format", "-f", help="md or json.")
     ] = ExportFormat.md,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
+    *,
+    common: Common,
 ) -> None:
     """Print a thread as Markdown to read, or JSON to load back."""
     from agentcli import history
     from agentcli.transcript import to_json, to_markdown
 
-    store, row = _open(Common(model, base_url, db, config, workspace), thread_id)
+    store, row = _open(common, thread_id)
     values = history.values(store, row.thread_id)
     sys.stdout.write(
         to_json(row, values) + "\n" if fmt is ExportFormat.json else to_markdown(row, values)
@@ -154,17 +139,15 @@ def _open(common: Common, thread_id: str) -> tuple[Store, ThreadRow]:
 
 
 @app.command("delete")
+@common_options()
 def delete(
     thread_id: ThreadArg,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
+    *,
+    common: Common,
 ) -> None:
     """Delete a thread: its checkpoints, pending calls and index entry."""
-    store, row = _open(Common(model, base_url, db, config, workspace), thread_id)
+    store, row = _open(common, thread_id)
     if not yes:
         if not sys.stdin.isatty():
             raise UsageError(f"deleting thread {row.thread_id} needs --yes when not at a terminal")
@@ -175,17 +158,15 @@ def delete(
 
 
 @app.command("rename")
+@common_options()
 def rename(
     thread_id: ThreadArg,
     title: Annotated[str, typer.Argument(help="The new title.")],
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
+    *,
+    common: Common,
 ) -> None:
     """Give a thread a new title."""
-    store, row = _open(Common(model, base_url, db, config, workspace), thread_id)
+    store, row = _open(common, thread_id)
     if not title.strip():
         raise UsageError("the title is empty")
     store.rename(row.thread_id, title.strip())
@@ -193,44 +174,40 @@ def rename(
 
 
 @app.command("fork")
+@common_options()
 def fork(
     thread_id: ThreadArg,
     at: Annotated[
         int | None,
         typer.Option("--at", metavar="N", help="Start before user message N (threads history)."),
     ] = None,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
+    *,
+    common: Common,
 ) -> None:
     """Make a new thread from this one (its latest state, or before message N)."""
     from agentcli import history
     from agentcli.session import new_thread_id
 
-    store, row = _open(Common(model, base_url, db, config, workspace), thread_id)
+    store, row = _open(common, thread_id)
     new = history.fork(store, row, new_thread_id(), at)
     print(new.thread_id)
     print(f"forked from {row.thread_id}: agentcli resume {new.thread_id}", file=sys.stderr)
 
 
 @app.command("history")
+@common_options()
 def show_history(
     thread_id: ThreadArg,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array of turns.")] = False,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
+    *,
+    common: Common,
 ) -> None:
     """List a thread's user messages with the checkpoint before each (for fork --at N)."""
     from dataclasses import asdict
 
     from agentcli import history
 
-    store, row = _open(Common(model, base_url, db, config, workspace), thread_id)
+    store, row = _open(common, thread_id)
     turns = history.turns(store, row.thread_id)
     if as_json:
         print(json.dumps([asdict(turn) for turn in turns], indent=2, ensure_ascii=False))

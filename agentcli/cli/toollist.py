@@ -10,33 +10,27 @@ import typer
 from agentcli.cli.common import (
     ApproveOpt,
     AutoApproveOpt,
-    BaseUrlOpt,
     Common,
-    ConfigOpt,
-    DbOpt,
     DenyOpt,
-    ModelOpt,
-    WorkspaceOpt,
+    common_options,
     make_policy,
     warn,
 )
 
 
+@common_options()
 def tools(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array of tools.")] = False,
     auto_approve: AutoApproveOpt = False,
     approve: ApproveOpt = None,
     deny: DenyOpt = None,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
+    *,
+    common: Common,
 ) -> None:
     """List the tools this session would have, with their source and the policy each gets."""
     from agentcli.toolset import load_tools
 
-    settings = Common(model, base_url, db, config, workspace).settings()
+    settings = common.settings()
     policy = make_policy(settings, auto_approve, approve, deny)
     rows = []
     for item in load_tools(settings, warn=warn):
