@@ -18,9 +18,10 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 
+from agentcli.dburl import mask_url
 from agentcli.errors import AgentcliError, ConfigError
 from agentcli.schema import IN_CHAIN
-from agentcli.store import Store, mask_url
+from agentcli.store import Store
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.postgres import PostgresSaver

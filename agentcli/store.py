@@ -18,9 +18,7 @@ from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from agentcli.config import POSTGRES_SCHEMES
 from agentcli.errors import AgentcliError, ConfigError, ThreadNotFound
 from agentcli.journal import JournalTables
 from agentcli.schema import CHAIN_SQL, MIGRATIONS, escape_like
@@ -282,25 +280,3 @@ def open_store(settings: Settings) -> Store:
     from agentcli.sqlitestore import SqliteStore
 
     return SqliteStore(settings.db_path)
-
-
-def database_label(settings: Settings) -> str:
-    """Where the threads live, fit to print: the URL's password is masked."""
-    return mask_url(settings.db_url) if settings.db_url else str(settings.db_path)
-
-
-def mask_url(text: str) -> str:
-    """A database URL with its password (in the user part or the query) masked."""
-    if not text.startswith(POSTGRES_SCHEMES):
-        return text
-    try:
-        parts = urlsplit(text)
-    except ValueError:
-        return text.partition("://")[0] + "://(not a valid URL)"
-    netloc = parts.netloc
-    if parts.password is not None:
-        user, _, host = netloc.rpartition("@")
-        netloc = f"{user.partition(':')[0]}:***@{host}"
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    query = [(key, "***" if key == "password" else value) for key, value in pairs]
-    return urlunsplit(parts._replace(netloc=netloc, query=urlencode(query, safe="*/:")))

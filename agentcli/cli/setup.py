@@ -17,8 +17,8 @@ from agentcli.cli.common import (
     common_options,
 )
 from agentcli.config import FIELDS, SECRET_KEYS, Settings, default_config_path
+from agentcli.dburl import database_label, mask_url
 from agentcli.errors import AgentcliError, UsageError
-from agentcli.store import database_label, mask_url
 from agentcli.ui import make_console
 
 if TYPE_CHECKING:

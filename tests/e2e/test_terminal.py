@@ -22,6 +22,11 @@ def typed(child: pexpect.spawn, line: str) -> None:
     child.send(line + "\r")
 
 
+def leave(child: pexpect.spawn) -> None:
+    typed(child, "/exit")
+    child.expect(pexpect.EOF)
+
+
 def test_slash_commands(agent: Agent, tmp_path) -> None:
     config = tmp_path / "c.toml"
     config.write_text('[model.prices."other-model"]\ninput = 1000000\noutput = 2000000\n')
@@ -74,8 +79,7 @@ def test_history_is_kept_across_sessions(agent: Agent) -> None:
     child = agent.spawn("chat")
     typed(child, "a message worth repeating")
     child.expect("One.")
-    typed(child, "/exit")
-    child.expect(pexpect.EOF)
+    leave(child)
     child = agent.spawn("chat")
     child.expect(PROMPT)
     for _ in range(2):  # Up, Up: past "/exit" to the message
@@ -83,8 +87,7 @@ def test_history_is_kept_across_sessions(agent: Agent) -> None:
         time.sleep(0.3)
     child.send("\r")
     child.expect("Two.")
-    typed(child, "/exit")
-    child.expect(pexpect.EOF)
+    leave(child)
     assert agent.server.requests[1]["messages"][-1]["content"] == "a message worth repeating"
 
 
@@ -96,8 +99,7 @@ def test_multi_line_input(agent: Agent) -> None:
     child.send("\x1b\r")  # Esc then Enter: a new line, not send
     child.send("line two\r")
     child.expect("Got both lines.")
-    typed(child, "/exit")
-    child.expect(pexpect.EOF)
+    leave(child)
     assert agent.server.requests[0]["messages"][-1]["content"] == "line one\nline two"
 
 
@@ -171,6 +173,5 @@ def test_no_color_means_no_control_codes_from_the_answer(agent: Agent) -> None:
     child = agent.spawn("chat", "hi")  # NO_COLOR=1 is set for every test
     child.expect("plain\\*\\* answer")
     before = child.before
-    typed(child, "/exit")
-    child.expect(pexpect.EOF)
+    leave(child)
     assert "\x1b[1m" not in before and "\x1b[2m" not in before  # no bold, no dim

@@ -13,10 +13,11 @@ import agentcli.graph
 import agentcli.review
 from agentcli import history
 from agentcli.config import Settings
+from agentcli.dburl import mask_url
 from agentcli.errors import AgentcliError, ConfigError, ThreadBusy
 from agentcli.policy import Policy
 from agentcli.sqlitestore import SqliteStore
-from agentcli.store import mask_url, now, open_store
+from agentcli.store import now, open_store
 from tests.fakes import call, say
 from tests.unit.test_storage import snapshot_every
 
