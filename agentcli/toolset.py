@@ -18,14 +18,66 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from langchain_core.tools import BaseTool
-
-from agentcli.asyncbridge import sync_tool
 from agentcli.config import Settings
 from agentcli.errors import ConfigError
+from tools.catalogue import BUILTINS, select
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
 
 Warn = Callable[[str], None]
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def source(self) -> str: ...
+
+
+Item = TypeVar("Item", bound=_Named)
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    """A line of `agentcli tools`: a tool's name, where it comes from, what it does."""
+
+    name: str
+    source: str
+    summary: str
+
+
+def list_tools(settings: Settings, *, warn: Warn) -> list[ToolEntry]:
+    """The tools `load_tools` would give, described. Built-ins come from the catalogue, so
+    with no modules or MCP servers configured this imports no LangChain."""
+    if settings.modules or settings.mcp_servers:
+        return [
+            ToolEntry(
+                item.name,
+                item.source,
+                BUILTINS.get(item.name, "")
+                if item.source == "builtin"
+                else _first_line(item.tool.description),
+            )
+            for item in load_tools(settings, warn=warn)
+        ]
+    entries = [ToolEntry(name, "builtin", BUILTINS[name]) for name in _builtin_names(settings)]
+    return _checked(entries, settings, warn)
+
+
+def _first_line(text: str | None) -> str:
+    lines = (text or "").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _builtin_names(settings: Settings) -> list[str]:
+    try:
+        return select(settings.enabled or None)
+    except ValueError as exc:
+        raise ConfigError(f"{_origin(settings, 'tools.enabled')}: 'tools.enabled': {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -42,13 +94,10 @@ class LoadedTool:
 
 def load_tools(settings: Settings, *, warn: Warn) -> list[LoadedTool]:
     """Every tool a session with these settings offers the model, in a stable order."""
-    from tools.registry import builtin_tools
+    from agentcli.asyncbridge import sync_tool
+    from tools.registry import BUILTIN_TOOLS
 
-    try:
-        builtins = builtin_tools(settings.enabled or None)
-    except ValueError as exc:
-        raise ConfigError(f"{_origin(settings, 'tools.enabled')}: 'tools.enabled': {exc}") from None
-    found = [(tool, "builtin") for tool in builtins]
+    found = [(BUILTIN_TOOLS[name], "builtin") for name in _builtin_names(settings)]
     for entry in settings.modules:
         module = _import(entry, settings)
         tools = _tools_of(module, entry, settings)
@@ -69,7 +118,7 @@ def load_tools(settings: Settings, *, warn: Warn) -> list[LoadedTool]:
     return _checked(loaded, settings, warn)
 
 
-def _checked(loaded: list[LoadedTool], settings: Settings, warn: Warn) -> list[LoadedTool]:
+def _checked(loaded: list[Item], settings: Settings, warn: Warn) -> list[Item]:
     """The tools not disabled; two with one name are a ConfigError."""
     names = {item.name for item in loaded}
     unknown = [
@@ -79,7 +128,7 @@ def _checked(loaded: list[LoadedTool], settings: Settings, warn: Warn) -> list[L
     ]
     if unknown:
         warn(f"tools.disabled: no tool is named {', '.join(map(repr, unknown))}")
-    kept: dict[str, LoadedTool] = {}
+    kept: dict[str, Item] = {}
     for item in loaded:
         if item.name in settings.disabled:
             continue
@@ -127,6 +176,8 @@ def _import(entry: str, settings: Settings) -> ModuleType:
 
 def _tools_of(module: ModuleType, entry: str, settings: Settings) -> list[BaseTool]:
     """The module's TOOLS list if it has one, else every module-level LangChain tool."""
+    from langchain_core.tools import BaseTool
+
     listed = getattr(module, "TOOLS", None)
     if listed is None:
         return [value for value in vars(module).values() if isinstance(value, BaseTool)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from pydantic import BaseModel
 
+from tools.catalogue import BUILTINS
 from tools.context import ToolContext
 from tools.registry import BUILTIN_TOOLS, builtin_tools
 
@@ -37,6 +39,14 @@ CONTRACT = {
 def test_registry_order_and_names() -> None:
     assert list(BUILTIN_TOOLS) == list(CONTRACT)
     assert [tool.name for tool in builtin_tools()] == list(CONTRACT)
+
+
+def test_catalogue_is_the_registry_without_langchain() -> None:
+    """`agentcli tools` lists built-ins from the catalogue: it must say what the tools say."""
+    assert list(BUILTINS) == list(BUILTIN_TOOLS)
+    for name, tool in BUILTIN_TOOLS.items():
+        func = getattr(tool, "func", None)
+        assert func is not None and BUILTINS[name] == inspect.getdoc(func).splitlines()[0]
 
 
 def test_builtin_tools_selects_in_registry_order() -> None:

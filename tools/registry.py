@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from langchain_core.tools import BaseTool
 
 from tools.calc import calculator
+from tools.catalogue import select
 from tools.files import edit_file, list_dir, read_file, write_file
 from tools.search import search_files
 from tools.shell import shell
@@ -33,12 +34,4 @@ def builtin_tools(names: Iterable[str] | None = None) -> list[BaseTool]:
     Raises:
         ValueError: if a name is not a built-in tool; the message lists the known names.
     """
-    if names is None:
-        return list(BUILTIN_TOOLS.values())
-    wanted = set(names)
-    unknown = sorted(wanted - BUILTIN_TOOLS.keys())
-    if unknown:
-        raise ValueError(
-            f"unknown tool(s): {', '.join(unknown)}; built-in tools: {', '.join(BUILTIN_TOOLS)}"
-        )
-    return [tool for name, tool in BUILTIN_TOOLS.items() if name in wanted]
+    return [BUILTIN_TOOLS[name] for name in select(names)]

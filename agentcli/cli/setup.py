@@ -29,7 +29,9 @@ SERVER_TIMEOUT_S = 5.0
 PACKAGES = ("langgraph", "langchain-core", "langchain-openai")
 SHOW_WIDTH = 60  # longer values are clipped in the table (never in --json)
 
-app = typer.Typer(help="Write and inspect the configuration.", no_args_is_help=True)
+app = typer.Typer(
+    help="Write and inspect the configuration.", no_args_is_help=True, rich_markup_mode=None
+)
 
 
 def example_text() -> str:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 SHOW_RESULT_LINES = 8
 
-app = typer.Typer(help="List and manage threads.", no_args_is_help=True)
+app = typer.Typer(help="List and manage threads.", no_args_is_help=True, rich_markup_mode=None)
 
 
 @app.command("list")
@@ -49,25 +49,24 @@ def list_threads(
     if as_json:
         print(json.dumps([row.as_dict() for row in rows], indent=2, ensure_ascii=False))
         return
-    from rich.table import Table
+    if not rows:
+        print("no threads yet: start one with agentcli chat")
+        return
+    from agentcli.ui.columns import columns
 
-    table = Table(box=None, header_style="bold")
-    for column in ("id", "title", "status", "msgs", "updated", "workspace"):
-        table.add_column(column, overflow="ellipsis", no_wrap=column != "title")
-    for row in rows:
-        table.add_row(
-            row.thread_id,
-            row.title,
-            row.status,
-            str(row.messages),
-            row.updated_at.replace("T", " ")[:16],
-            row.workspace,
+    headers = ("id", "title", "status", "msgs", "updated", "workspace")
+    cells = [
+        (
+            r.thread_id,
+            r.title,
+            r.status,
+            str(r.messages),
+            r.updated_at.replace("T", " ")[:16],
+            r.workspace,
         )
-    console = make_console()
-    if rows:
-        console.print(table)
-    else:
-        console.print("no threads yet: start one with agentcli chat")
+        for r in rows
+    ]
+    print(columns(headers, cells, flex=1))
 
 
 ThreadArg = Annotated[str, typer.Argument(metavar="ID", help="Thread id or unique prefix.")]

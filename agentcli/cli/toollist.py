@@ -28,21 +28,20 @@ def tools(
     common: Common,
 ) -> None:
     """List the tools this session would have, with their source and the policy each gets."""
-    from agentcli.toolset import load_tools
+    from agentcli.toolset import list_tools
 
     settings = common.settings()
     policy = make_policy(settings, auto_approve, approve, deny)
     rows = []
-    for item in load_tools(settings, warn=warn):
+    for item in list_tools(settings, warn=warn):
         verdict = policy.decide(item.name, {})
-        description = (item.tool.description or "").strip()
         rows.append(
             {
                 "name": item.name,
                 "source": item.source,
                 "policy": verdict.decision,
                 "policy_by": verdict.by,
-                "description": description.splitlines()[0] if description else "",
+                "description": item.summary,
             }
         )
     if as_json:
@@ -51,10 +50,7 @@ def tools(
     if not rows:
         print("no tools (see [tools] in the config)")
         return
-    name_width = max(len(row["name"]) for row in rows)
-    source_width = max(len(row["source"]) for row in rows)
-    for row in rows:
-        print(
-            f"{row['name']:<{name_width}}  {row['source']:<{source_width}}  {row['policy']:<5}"
-            f"  {row['description']}"
-        )
+    from agentcli.ui.columns import columns
+
+    cells = [(r["name"], r["source"], r["policy"], r["description"]) for r in rows]
+    print(columns(None, cells, flex=3))
