@@ -35,8 +35,11 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         journal = runtime.context.journal
         call = task["tool_call"]
         thread_id = str(config["configurable"]["thread_id"])
+        # journal key: the call in this task. LangGraph gives a task run again the same id
+        # (its namespace); some servers give every turn's first call the same call id.
+        key = f"{call['id']} {config['configurable'].get('checkpoint_ns', '')}"
         if journal is not None:
-            if earlier := journal.call_state(thread_id, call["id"]):
+            if earlier := journal.call_state(thread_id, key):
                 request = review_request([(call, RERUN[earlier])])
                 request["action_requests"][0]["rerun"] = earlier
                 decision = decisions_in(interrupt(request), 1)[0]
@@ -49,10 +52,10 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
                 if decision["type"] == "edit":
                     call = {**call, "args": decision["edited_action"]["args"]}
                     task = {**task, "tool_call": call}
-            journal.call_started(thread_id, call["id"])
+            journal.call_started(thread_id, key)
         result = tool_node.invoke(task, config)
         if journal is not None:
-            journal.call_finished(thread_id, call["id"])
+            journal.call_finished(thread_id, key)
         return result
 
     return tools_node

@@ -224,3 +224,20 @@ def test_stopping_on_invalid_calls_still_answers_every_call(make) -> None:
     assert asked == answered
     assert len(RAN) == 1  # the valid call of the first turn ran; the second was not run
     assert drain(s.send("again"))[-1].final == "recovered"
+
+
+def test_a_call_id_the_model_server_reuses_is_a_new_call(make) -> None:
+    """Some OpenAI-compatible servers number calls per response ("call_0" every turn): the
+    journal must not take the second turn's call for the first one run again."""
+
+    def same_id(text: str) -> AIMessage:
+        calls = [{"name": "note", "args": {"text": text}, "id": "call_0", "type": "tool_call"}]
+        return AIMessage(content="", tool_calls=calls)
+
+    replies = [same_id("one"), say("noted one"), same_id("two"), say("noted two")]
+    session = make(replies, Policy.build(auto_approve=True))
+    for text in ("first", "second"):
+        events = list(session.send(text))
+        assert not any(isinstance(e, ReviewRequest) for e in events)
+        assert isinstance(events[-1], Done) and events[-1].status == "done"
+    assert [r["text"] for r in RAN] == ["one", "two"]
