@@ -130,8 +130,10 @@ class PostgresStore(Store):
     def _new_saver(self) -> PostgresSaver:
         from langgraph.checkpoint.postgres import PostgresSaver
 
+        from agentcli.serdecache import CachingSerializer
+
         self._saver_conn = self._connect(prepare_threshold=0, row_factory=dict_row)
-        saver = PostgresSaver(self._saver_conn)
+        saver = PostgresSaver(self._saver_conn, serde=CachingSerializer())
         with self._migrating():
             saver.setup()
         return saver

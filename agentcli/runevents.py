@@ -2,13 +2,15 @@
 
 Both feed `Translator` the (mode, chunk) pairs that `graph.stream(stream_mode=["messages",
 "updates", "custom"])` yields (remote.py first turns a server's stream into that shape), and
-read reviews, policy answers and stop reasons from a thread's state the same way.
+read reviews, policy answers and stop reasons from a thread's state the same way. A local
+Session also streams "values", so that `Translator.end` can tell how the run left the
+thread without reloading it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.messages import AIMessage, ToolMessage
 
@@ -28,15 +30,42 @@ from agentcli.policy import Policy
 TITLE_CHARS = 60
 
 
+class RunEnd(NamedTuple):
+    """How a run left its thread, read from its stream: the `values` and `interrupts` of
+    the StateSnapshot that `graph.get_state()` would give, without deserialising it."""
+
+    values: dict[str, Any]
+    interrupts: tuple[Any, ...]
+
+
 class Translator:
-    """Turns stream parts into events; keeps the run's last answer and its token usage."""
+    """Turns stream parts into events; keeps the run's last answer and its token usage,
+    and (with the "values" mode) how the run left the thread."""
 
     def __init__(self, on_answer: Callable[[str], None] | None = None) -> None:
         self.final = ""
         self.usage: dict[str, int] = {}
         self._on_answer = on_answer
+        self._values: dict[str, Any] | None = None  # the state after the last step
+        self._interrupts: list[Any] = []  # what the run stopped at, in the order asked
+
+    def end(self) -> RunEnd | None:
+        """The state the run ended in; None when its stream does not show it all.
+
+        LangGraph streams the state after each step and once more when a run stops at an
+        interrupt, with the writes of the step's finished tasks applied: as get_state()
+        reads it. Several interrupts (parallel tool tasks asking again after a crash) come
+        in the order their tasks finished, not get_state()'s, which decides which one is
+        shown first: None then, to read them in that order.
+        """
+        if self._values is None or len(self._interrupts) > 1:
+            return None
+        return RunEnd(self._values, tuple(self._interrupts))
 
     def events(self, mode: str, chunk: Any) -> Iterator[Event]:
+        if mode == "values":
+            self._values = chunk
+            return
         if mode == "custom":
             if isinstance(chunk, dict) and "tool_output" in chunk:
                 yield ToolOutput(str(chunk.get("tool_call_id")), chunk["tool_output"])
@@ -49,6 +78,7 @@ class Translator:
             return
         for node, update in chunk.items():
             if node == "__interrupt__":
+                self._interrupts.extend(update)
                 continue
             for message in (update or {}).get("messages", []):
                 if isinstance(message, ToolMessage):

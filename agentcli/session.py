@@ -7,7 +7,6 @@ callers iterate the events and answer a ReviewRequest with `decide()`.
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -28,11 +27,7 @@ from agentcli.policy import Policy
 from agentcli.review import validate_args
 from agentcli.runevents import Translator, policy_decisions, review_in, stop_reason, title_of
 from agentcli.state import RunContext
-from agentcli.store import Store, ThreadRow
-
-
-def new_thread_id() -> str:
-    return uuid.uuid4().hex[:12]
+from agentcli.store import Store, ThreadRow, new_thread_id
 
 
 class Session:
@@ -63,6 +58,7 @@ class Session:
         self.soft_ctrl_c = False  # chat: Ctrl-C stops the run and returns to the prompt
         self.thread_id = new_thread_id()
         self.row: ThreadRow | None = None
+        self._end: Any = None  # how the last run left the thread (see _known)
 
     # -- threads ---------------------------------------------------------------
 
@@ -70,7 +66,7 @@ class Session:
         """Attach to an existing thread; its recorded workspace is reused."""
         row = self.store.resolve(id_or_prefix)
         self.store.hold(row.thread_id)  # one session per thread: ThreadBusy if taken
-        self.row, self.thread_id = row, row.thread_id
+        self.row, self.thread_id, self._end = row, row.thread_id, None
         if not self.explicit_workspace:
             self.workspace = Path(self.row.workspace)
         elif str(self.workspace) != self.row.workspace:
@@ -85,7 +81,7 @@ class Session:
 
     def new_thread(self) -> None:
         """Start over: the next message begins a new thread."""
-        self.thread_id, self.row = new_thread_id(), None
+        self.thread_id, self.row, self._end = new_thread_id(), None, None
         self.store.release()
 
     def set_model(self, name: str) -> None:
@@ -103,6 +99,7 @@ class Session:
         if self.row is None:
             raise UsageError("the thread starts with your first message: send one first")
         self.graph.update_state(self.config, {"allowed_tools": [name]}, as_node="approve")
+        self._end = None  # a new checkpoint: read it again when next needed
 
     def open_latest(self) -> ThreadRow:
         """Attach to the most recently updated thread of this workspace."""
@@ -110,6 +107,12 @@ class Session:
         if not rows:
             raise ThreadNotFound(f"no thread in {self.workspace} yet: start one with agentcli chat")
         return self.open(rows[0].thread_id)
+
+    def prepare(self) -> None:
+        """Make the model client and compile the graph now, not at the first message (the
+        chat does this in the background while the person types)."""
+        self.model()
+        self.graph  # noqa: B018 (compiled on first access)
 
     @property
     def graph(self) -> Any:
@@ -143,13 +146,25 @@ class Session:
         )
 
     def state(self) -> Any:
+        """The thread's saved state, read in full (every message deserialised)."""
         return self.graph.get_state(self.config)
+
+    def _known(self) -> Any:
+        """The thread's state as far as reviews and the index need it: `values` and
+        `interrupts`. While this session holds the thread's lock nothing else changes the
+        thread, so how the last run left it (its stream showed it) is still true: a long
+        chat reads the whole thread once, when it is opened, not at every turn."""
+        if self._end is None:
+            if self._run is not None:
+                self._run.wait()  # a run stopped by Ctrl-C may still be ending its step
+            self._end = self.state()
+        return self._end
 
     def pending(self, snapshot: Any = None) -> ReviewRequest | None:
         """The calls of this thread waiting for a decision, if any."""
         if self.row is None:
             return None
-        interrupts = (snapshot or self.state()).interrupts
+        interrupts = (snapshot or self._known()).interrupts
         return review_in(self.thread_id, (item.value for item in interrupts))
 
     # -- driving the graph -------------------------------------------------------
@@ -168,8 +183,9 @@ class Session:
                 f" review: decide them first (agentcli review {self.thread_id})"
             )
         self.row.turns += 1
-        self.store.update(self.thread_id, turns=self.row.turns)
-        self.store.add_text(self.thread_id, self.row.turns, "user", text)
+        with self.store.batch():  # one commit
+            self.store.update(self.thread_id, turns=self.row.turns)
+            self.store.add_text(self.thread_id, self.row.turns, "user", text)
         # audit: [] counts as an update of that DeltaChannel, so it snapshots on chat-only
         # turns too and a load never walks back further than SNAPSHOT_EVERY (state.py)
         update = {"messages": [HumanMessage(text)], "invalid_turns": 0, "audit": []}
@@ -178,14 +194,14 @@ class Session:
     def decide(self, decisions: list[dict[str, Any]]) -> Iterator[Event]:
         """Answer the pending review (v1 HITL decisions, in the order of its calls)."""
         answer: Any = {"decisions": decisions}
-        interrupts = self.state().interrupts
+        interrupts = self._known().interrupts
         if len(interrupts) > 1:  # several tool tasks asking again: answer the one shown
             answer = {interrupts[0].id: answer}
         return self._drive(Command(resume=answer))
 
     def policy_decisions(self, review: ReviewRequest) -> list[dict[str, Any]] | None:
         """Decide a pending review by this session's policy, or None if a person must."""
-        allowed = self.state().values.get("allowed_tools", [])
+        allowed = self._known().values.get("allowed_tools", [])
         return policy_decisions(self.policy, review, allowed)
 
     def resume(self) -> Iterator[Event]:
@@ -203,13 +219,16 @@ class Session:
             self._run.wait()
         graph, config, context = self.graph, self.config, self.context()
         context.cancel = threading.Event()
-        seen = Translator(self._add_answer)
+        answers: list[str] = []  # indexed for search when the run ends (see _record)
+        seen = Translator(answers.append)
+        self._end = None  # until this run has ended cleanly: read the state if asked
         try:
             stream = graph.stream(
                 graph_input,
                 config,
                 context=context,
-                stream_mode=["messages", "updates", "custom"],
+                # "values": the state after each step, so the end needs no get_state()
+                stream_mode=["messages", "updates", "custom", "values"],
                 durability="sync",  # each step is on disk before the next one starts
             )
             self._run = Background(stream, context.cancel if self.soft_ctrl_c else None)
@@ -218,41 +237,51 @@ class Session:
             if context.cancel.is_set():  # Ctrl-C between steps: the run ended early
                 raise Interrupted("interrupted: the run stopped (/retry continues it)")
         except AgentcliError as known:
-            self._record(self.state(), str(known))
+            self._record(self.state(), answers, str(known))
             raise
         except Exception as exc:
             error = explain(exc, self.settings) or AgentcliError(f"the run failed: {exc}")
-            self._record(self.state(), str(error))
+            self._record(self.state(), answers, str(error))
             raise error from exc
         except BaseException:  # Ctrl-C, or the consumer stopped reading: keep the index true
             snapshot = self.state()
             unfinished = snapshot.next and not self.pending(snapshot)
-            self._record(snapshot, "interrupted before the run finished" if unfinished else None)
+            cut = "interrupted before the run finished" if unfinished else None
+            self._record(snapshot, answers, cut)
             raise
         final, summary = seen.final, seen.summary(self.settings)
-        if seen.usage:
-            self.store.add_usage(self.thread_id, seen.usage)
-        snapshot = self.state()
-        if review := self.pending(snapshot):
-            self._record(snapshot)
+        self._end = snapshot = seen.end() or self.state()
+        review = self.pending(snapshot)
+        limit = self.settings.max_invalid_turns
+        stopped = None if review else stop_reason(snapshot.values, limit, self.thread_id)
+        self._record(snapshot, answers, stopped, seen.usage)
+        if review:
             yield review
             yield Done(self.thread_id, "awaiting_approval", final, summary, review.action_requests)
             return
-        stopped = stop_reason(snapshot.values, self.settings.max_invalid_turns, self.thread_id)
-        self._record(snapshot, stopped)
         if stopped:
             raise RunStopped(stopped)
         yield Done(self.thread_id, "done", final, summary)
 
-    def _add_answer(self, text: str) -> None:
-        if self.row:
-            self.store.add_text(self.thread_id, self.row.turns, "assistant", text)
-
-    def _record(self, snapshot: Any, error: str | None = None) -> None:
-        """Keep the thread index true to the saved state."""
+    def _record(
+        self,
+        snapshot: Any,
+        answers: list[str],
+        error: str | None = None,
+        usage: dict[str, int] | None = None,
+    ) -> None:
+        """Keep the thread index true to the saved state, in one transaction when the run
+        has ended: on SQLite a second writer during a run waits for the checkpointer's
+        commits (a sleep of 1 ms or more each time), so the answers wait until now."""
         if error:
             status = "error"
         else:
             status = "awaiting_approval" if self.pending(snapshot) else "idle"
         count = len(snapshot.values.get("messages", []))
-        self.store.update(self.thread_id, status=status, last_error=error, messages=count)
+        turn = self.row.turns if self.row else 0
+        with self.store.batch():
+            for text in answers:
+                self.store.add_text(self.thread_id, turn, "assistant", text)
+            if usage:
+                self.store.add_usage(self.thread_id, usage)
+            self.store.update(self.thread_id, status=status, last_error=error, messages=count)

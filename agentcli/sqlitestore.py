@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,6 +43,7 @@ class SqliteStore(Store):
         self.path = path
         self.location = str(path)
         self._saver_conn: sqlite3.Connection | None = None
+        self._serial = threading.RLock()  # one statement or transaction at a time: _execute
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fresh = not path.exists()
@@ -55,31 +57,40 @@ class SqliteStore(Store):
             raise UsageError(f"cannot create the thread database {path}: {exc}") from None
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        return self.conn.execute(sql, params)
+        """Run one statement to its end. Tool tasks write the call journal from threads of
+        their own on this one connection: a statement left open (a fetchone) would hold a
+        read snapshot, and another thread's write through it, once the checkpointer has
+        committed, fails at once with "database is locked" (no busy wait can help)."""
+        with self._serial:
+            cursor = self.conn.execute(sql, params)
+            return _Done(cursor.fetchall(), cursor.rowcount)
 
     @contextmanager
     def _transaction(self, rollback: bool = False) -> Iterator[None]:
-        self.conn.execute("BEGIN IMMEDIATE")  # a writer from the start: no upgrade to fail
-        try:
-            yield
-        except BaseException:
-            self.conn.rollback()
-            raise
-        if rollback:
-            self.conn.rollback()
-        else:
-            self.conn.commit()
+        with self._serial:  # other threads' statements wait: they are not part of it
+            self.conn.execute("BEGIN IMMEDIATE")  # a writer from the start: no upgrade
+            try:
+                yield
+            except BaseException:
+                self.conn.rollback()
+                raise
+            if rollback:
+                self.conn.rollback()
+            else:
+                self.conn.commit()
 
     def _new_saver(self) -> SqliteSaver:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
+        from agentcli.serdecache import CachingSerializer
+
         self._saver_conn = _connect(self.path)
-        saver = SqliteSaver(self._saver_conn)
+        saver = SqliteSaver(self._saver_conn, serde=CachingSerializer())
         saver.setup()
         return saver
 
     def _columns(self, table: str) -> list[str]:
-        return [row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")]
+        return [row[1] for row in self._execute(f"PRAGMA table_info({table})").fetchall()]
 
     def _try_lock(self, thread_id: str) -> str | None:
         """A row naming this process; a row whose process is gone from this host is cleared.
@@ -88,13 +99,13 @@ class SqliteStore(Store):
         """
         pid, host, started = os.getpid(), socket.gethostname(), _start_time(os.getpid())
         for _ in range(3):
-            inserted = self.conn.execute(
+            inserted = self._execute(
                 "INSERT OR IGNORE INTO agentcli_locks VALUES (?, ?, ?, ?, ?)",
                 (thread_id, pid, host, started, now()),
             ).rowcount
             if inserted:
                 return None
-            row = self.conn.execute(
+            row = self._execute(
                 "SELECT pid, host, started, since FROM agentcli_locks WHERE thread_id = ?",
                 (thread_id,),
             ).fetchone()
@@ -102,7 +113,7 @@ class SqliteStore(Store):
                 continue
             if row[1] != host or _running(row[0], row[2]):
                 return f"pid {row[0]} on {row[1]} since {row[3][:19].replace('T', ' ')} UTC"
-            self.conn.execute(  # stale: that process is gone
+            self._execute(  # stale: that process is gone
                 "DELETE FROM agentcli_locks WHERE thread_id = ? AND pid = ? AND host = ?"
                 " AND since = ?",
                 (thread_id, *row[:2], row[3]),
@@ -110,7 +121,7 @@ class SqliteStore(Store):
         return "another process"
 
     def _unlock(self, thread_id: str) -> None:
-        self.conn.execute(
+        self._execute(
             "DELETE FROM agentcli_locks WHERE thread_id = ? AND pid = ? AND host = ?",
             (thread_id, os.getpid(), socket.gethostname()),
         )
@@ -119,6 +130,22 @@ class SqliteStore(Store):
         self.conn.close()
         if self._saver_conn is not None:
             self._saver_conn.close()
+
+
+class _Done:
+    """A statement's rows, all fetched, and its row count: what callers read of a cursor."""
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self.rows, self.rowcount = rows, rowcount
+
+    def fetchone(self) -> Any:
+        return self.rows[0] if self.rows else None
+
+    def fetchall(self) -> list[Any]:
+        return self.rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.rows)
 
 
 def _connect(path: Path, autocommit: bool = False) -> sqlite3.Connection:

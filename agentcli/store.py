@@ -12,6 +12,7 @@ migrations (schema.py).
 
 from __future__ import annotations
 
+import uuid
 from abc import abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -47,6 +48,10 @@ class ThreadRow:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def new_thread_id() -> str:
+    return uuid.uuid4().hex[:12]
 
 
 def now() -> str:
@@ -182,6 +187,10 @@ class Store(ThreadLocks, JournalTables):
             f"{clause}ORDER BY updated_at DESC, rowid DESC{'' if limit is None else ' LIMIT ?'}",
             *params,
         )
+
+    def batch(self) -> AbstractContextManager[Any]:
+        """Several writes in one transaction: one commit (one sync to disk) for all."""
+        return self._transaction()
 
     def add_text(self, thread_id: str, turn: int, role: str, text: str) -> None:
         self._execute(
