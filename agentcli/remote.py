@@ -85,6 +85,9 @@ class RemoteSession:
 
     # -- threads ---------------------------------------------------------------
 
+    def prepare(self) -> None:
+        """Nothing to make ahead: the server has the model and the graph."""
+
     def open(self, id_or_prefix: str) -> ThreadRow:
         """Attach to a thread on the server; its recorded workspace is reused."""
         self.row = self.store.resolve(id_or_prefix)

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from agentcli import __version__
-from agentcli.cli import chat, run, setup, threads, toollist
+from agentcli.cli import chat, gcpolicy, run, setup, threads, toollist
 from agentcli.errors import AgentcliError
 
 app = typer.Typer(
@@ -51,9 +51,11 @@ def _root(
 def main() -> None:
     """Entry point. Typer handles usage errors (exit 2) and Ctrl-C (exit 130); the
     project's errors become one line on stderr with their exit code, here and only here."""
+    gcpolicy.starting()
     try:
         app()
     except SystemExit as exc:
+        gcpolicy.ending()
         if exc.code == 130:  # Ctrl-C: what is done is on disk; do not wait for a request in flight
             sys.stdout.flush()
             sys.stderr.flush()

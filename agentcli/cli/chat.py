@@ -13,9 +13,7 @@ from agentcli.cli.common import (
     DenyOpt,
     LastOpt,
     ThreadOpt,
-    attach,
     common_options,
-    open_session,
 )
 
 MessageArg = Annotated[str | None, typer.Argument(help="First message (else you are asked).")]
@@ -33,13 +31,10 @@ def chat(
     common: Common,
 ) -> None:
     """Talk with the agent; every tool call waits for your decision."""
-    session = open_session(
-        common, auto_approve, approve, deny
-    )
-    attach(session, thread, last)
     from agentcli.cli.chatloop import Chat
+    from agentcli.cli.starting import start
 
-    Chat(session).loop(message)
+    Chat(start(common, thread, last, auto_approve, approve, deny)).loop(message)
 
 
 @common_options(server=True)
@@ -56,10 +51,7 @@ def resume(
     common: Common,
 ) -> None:
     """Continue a thread; a pending review is shown first."""
-    session = open_session(
-        common, auto_approve, approve, deny
-    )
-    attach(session, thread_id, thread_id is None)
     from agentcli.cli.chatloop import Chat
+    from agentcli.cli.starting import start
 
-    Chat(session).loop(message)
+    Chat(start(common, thread_id, thread_id is None, auto_approve, approve, deny)).loop(message)

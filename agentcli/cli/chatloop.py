@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -14,23 +14,50 @@ from agentcli.events import Done, Event, ReviewRequest
 from agentcli.model import cost_usd
 from agentcli.ui import make_console
 from agentcli.ui.input import MessageInput
-from agentcli.ui.prompt import ask_decisions
-from agentcli.ui.render import Renderer
 
 if TYPE_CHECKING:
     from agentcli.cli.common import AnySession
+    from agentcli.cli.starting import Starting
+    from agentcli.ui.render import Renderer
 
 
 class Chat:
-    def __init__(self, session: AnySession) -> None:
+    def __init__(self, starting: Starting) -> None:
         from agentcli.cli.slash import COMMANDS
 
-        self.session = session
-        session.soft_ctrl_c = True  # Ctrl-C stops a run and comes back here
+        self.starting = starting
+        self._session: AnySession | None = None
         self.console = make_console()
-        self.view = Renderer(self.console)
         self.input = MessageInput(data_dir() / "history", COMMANDS)
+        starting.on_failure(self.input.stop)  # a session that cannot be made ends the prompt
         self.leaving = False  # set by /exit
+        self.reviewed = False  # the thread's pending calls, if any, have been shown
+
+    @functools.cached_property
+    def view(self) -> Renderer:
+        """Made when first needed: Rich's Markdown and Syntax are not needed for the prompt."""
+        from agentcli.ui.render import Renderer
+
+        return Renderer(self.console)
+
+    @property
+    def session(self) -> AnySession:
+        """The session, made in the background since launch: wait for it if need be."""
+        if self._session is None:
+            if not self.starting.future.done():
+                self.view.begin("starting")
+            try:
+                session = self.starting.session()
+            except KeyboardInterrupt:  # back to the prompt, as Ctrl-C during a run does
+                raise Interrupted("interrupted while agentcli was starting: nothing sent") from None
+            finally:
+                self.view.end()
+            session.soft_ctrl_c = True  # Ctrl-C stops a run and comes back here
+            from agentcli.cli.starting import show_warnings
+
+            show_warnings(session)
+            self._session = session
+        return self._session
 
     def loop(self, message: str | None) -> None:
         from agentcli.cli.slash import run_command
@@ -38,13 +65,13 @@ class Chat:
         self.banner()
         self.console.print(Text("/help for commands, /exit or Ctrl-D to leave", style="dim"))
         try:
-            if not self.answer_pending():
+            if self.starting.awaiting and not self.answer_pending():
                 return self.bye(pending=True)
             ctrl_c = False
             while not self.leaving:
                 if message is None:
                     try:
-                        message = self.input.read()
+                        message = self.input.read(drawn=self.starting.begin)
                     except EOFError:
                         self.console.print()
                         break
@@ -61,7 +88,7 @@ class Chat:
                 if text.startswith("/"):
                     if not run_command(self, text):
                         return self.bye(pending=True)
-                elif not self.play(partial(self.session.send, text)):
+                elif not self.send(text):
                     return self.bye(pending=True)
         except KeyboardInterrupt:
             self.view.end()
@@ -70,16 +97,29 @@ class Chat:
         self.bye(pending=False)
 
     def banner(self) -> None:
-        from agentcli.remote import RemoteSession
-
-        s = self.session
-        where = s.location if isinstance(s, RemoteSession) else s.workspace
-        about = f"{s.row.title} · {where}" if s.row else f"new · {where}"
-        line = Text.assemble((f"thread {s.thread_id}", "bold"), (f" · {about}", "dim"))
+        if self.starting.future.done() and not self.starting.future.exception():
+            s = self.session  # made already (a server's): it knows best
+            where, title = _where(s), s.row.title if s.row else None
+        else:
+            where, title = self.starting.where, self.starting.title
+        about = f"{title} · {where}" if title is not None else f"new · {where}"
+        line = Text.assemble((f"thread {self.starting.thread_id}", "bold"), (f" · {about}", "dim"))
         self.console.print(line)
+
+    def send(self, text: str) -> bool:
+        """Play a message; calls the thread was left waiting on are shown first (the index
+        said there were none, but it is only an index)."""
+        try:
+            if not self.reviewed and not self.answer_pending():
+                return False
+        except Interrupted as exc:  # Ctrl-C while the session was being made
+            self.error(exc)
+            return True
+        return self.play(lambda: self.session.send(text))
 
     def answer_pending(self) -> bool:
         """Show a review the thread was left at; False if the person quit at it."""
+        self.reviewed = True
         review = self.session.pending()
         if review is None:
             return True
@@ -116,6 +156,8 @@ class Chat:
         s = self.session
         decisions = s.policy_decisions(review)
         if decisions is None:
+            from agentcli.ui.prompt import ask_decisions
+
             decisions = ask_decisions(self.console, review, s.check_edit, s.workspace)
             if decisions is None:
                 return None
@@ -143,11 +185,23 @@ class Chat:
             self.console.print(Text.assemble(("error: ", "red"), str(exc)))
 
     def bye(self, pending: bool) -> None:
-        s = self.session
-        if s.row is None:
-            return
-        from agentcli.cli.common import server_flag
+        s = self._session
+        if s is None:  # left before the session was needed: the thread is as it was
+            if self.starting.title is None:
+                return
+            thread_id, server = self.starting.thread_id, ""
+        else:
+            if s.row is None:
+                return
+            from agentcli.cli.common import server_flag
 
+            thread_id, server = s.thread_id, server_flag(s)
         what = "calls are waiting for review" if pending else "to continue"
-        hint = f"agentcli resume {s.thread_id}{server_flag(s)}"
+        hint = f"agentcli resume {thread_id}{server}"
         self.console.print(Text(f"{what}: {hint}", style="dim"))
+
+
+def _where(session: AnySession) -> str:
+    from agentcli.remote import RemoteSession
+
+    return session.location if isinstance(session, RemoteSession) else str(session.workspace)

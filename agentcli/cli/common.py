@@ -63,8 +63,12 @@ def common_options(*, server: bool = False) -> Callable[[Command], Command]:
     """Give a command the contract's options (--model, --base-url, --db, --config,
     --workspace, and --server where it applies); it receives them as `common: Common`."""
     options: dict[str, Any] = {
-        "model": ModelOpt, "base_url": BaseUrlOpt, "db": DbOpt, "config": ConfigOpt,
-        "workspace": WorkspaceOpt, **({"server": ServerOpt} if server else {}),
+        "model": ModelOpt,
+        "base_url": BaseUrlOpt,
+        "db": DbOpt,
+        "config": ConfigOpt,
+        "workspace": WorkspaceOpt,
+        **({"server": ServerOpt} if server else {}),
     }
 
     def decorate(func: Command) -> Command:
@@ -106,6 +110,12 @@ class Common:
                 "storage.db": str(self.db) if self.db else None,
             },
         )
+
+    def checked_workspace(self) -> Path | None:
+        """--workspace, if given; not a directory is a usage error."""
+        if self.workspace is not None and not self.workspace.is_dir():
+            raise UsageError(f"--workspace {self.workspace} is not a directory")
+        return self.workspace
 
     def store(self, settings: Settings) -> Store:
         from agentcli.store import open_store
@@ -149,18 +159,21 @@ def open_session(
     auto_approve: bool = False,
     approve: list[str] | None = None,
     deny: list[str] | None = None,
+    *,
+    store: Store | None = None,
+    quiet: bool = False,
 ) -> AnySession:
-    from agentcli.session import Session
-
+    """The session a command drives; `quiet` leaves the tools' warnings in
+    `session.warnings` for the caller to show when it can (the chat, at its prompt)."""
     settings = common.settings()
     if common.server:
         return open_remote(common, settings, auto_approve, approve, deny)
-    workspace = common.workspace
-    if workspace is not None and not workspace.is_dir():
-        raise UsageError(f"--workspace {workspace} is not a directory")
+    from agentcli.session import Session
+
     policy = make_policy(settings, auto_approve, approve, deny)
-    session = Session(settings, common.store(settings), policy, workspace=workspace)
-    for message in session.warnings:
+    store = store or common.store(settings)
+    session = Session(settings, store, policy, workspace=common.checked_workspace())
+    for message in () if quiet else session.warnings:
         warn(message)
     for flag, names in (("--approve", approve), ("--deny", deny)):
         unknown = sorted(set(names or ()) - set(session.tools))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
+from agentcli.cli import gcpolicy
 from agentcli.cli.common import server_flag
 from agentcli.cli.run import OutputFormat
 from agentcli.errors import AgentcliError
@@ -67,6 +68,7 @@ class Scripted:
         done: Done | None = None
         try:
             for event in events:
+                gcpolicy.ready()  # the run has begun: what start-up loaded is in memory
                 if isinstance(event, Done):
                     done = event
                     for key, value in event.usage.items():

@@ -115,7 +115,7 @@ def _history(chat: Chat, arg: str) -> bool:
 @command("/undo", "/undo: go back to before your last message (on a fork of this thread)")
 def _undo(chat: Chat, arg: str) -> bool:
     from agentcli import history
-    from agentcli.session import new_thread_id
+    from agentcli.store import new_thread_id
 
     s = local(chat, "/undo")
     if s.row is None or s.row.turns < 1:

@@ -185,7 +185,7 @@ def fork(
 ) -> None:
     """Make a new thread from this one (its latest state, or before message N)."""
     from agentcli import history
-    from agentcli.session import new_thread_id
+    from agentcli.store import new_thread_id
 
     store, row = _open(common, thread_id)
     new = history.fork(store, row, new_thread_id(), at)

@@ -7,8 +7,9 @@ new line, a paste keeps its newlines, Tab completes slash commands, Up recalls h
 
 from __future__ import annotations
 
+import asyncio
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +20,32 @@ class MessageInput:
         self.commands = sorted(commands)
         self._session: Any = None
 
-    def read(self, prompt: str = "you> ") -> str:
-        """The next message; EOFError on Ctrl-D, KeyboardInterrupt on Ctrl-C."""
+    def read(self, prompt: str = "you> ", drawn: Callable[[], None] | None = None) -> str:
+        """The next message; EOFError on Ctrl-D, KeyboardInterrupt on Ctrl-C. `drawn` is
+        called once the prompt is on the screen."""
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            if drawn:
+                drawn()
             return input(prompt)
         if self._session is None:
             self._session = self._make_session()
-        text: str = self._session.prompt(prompt)
+        pre_run = None
+        if drawn is not None:  # pre_run comes just before the first draw: call soon after it
+            pre_run = lambda: asyncio.get_running_loop().call_soon(drawn)  # noqa: E731
+        text: str = self._session.prompt(prompt, pre_run=pre_run)
         return text
+
+    def stop(self, error: BaseException) -> None:
+        """From another thread: end a prompt being read by raising `error` from read()."""
+        app = self._session.app if self._session is not None else None
+        if app is None or not app.is_running or app.loop is None:
+            return
+
+        def end() -> None:
+            if app.is_running and not app.is_done:
+                app.exit(exception=error)
+
+        app.loop.call_soon_threadsafe(end)
 
     def _make_session(self) -> Any:
         from prompt_toolkit import PromptSession

@@ -1,0 +1,71 @@
+"""The chat's prompt comes before the session is made (issue 8): what must still hold."""
+
+from __future__ import annotations
+
+import time
+
+import pexpect
+
+from tests.e2e.conftest import Agent
+from tests.e2e.test_chat import CHOICE, PROMPT, leave
+from tests.scripted_server import text, tool_calls
+
+
+def test_a_message_typed_at_once_waits_for_the_session(agent: Agent) -> None:
+    agent.server.push(text("Hello from the model."))
+    child = agent.spawn("chat")
+    child.expect(PROMPT)
+    child.sendline("hi")  # typed before LangChain has finished loading
+    child.expect("Hello from the model.")
+    leave(child)
+    assert agent.server.requests[0]["messages"][-1]["content"] == "hi"
+
+
+def test_a_session_that_cannot_be_made_ends_the_prompt(agent: Agent) -> None:
+    child = agent.spawn("chat", "--approve", "nope")
+    child.expect(PROMPT)  # nothing typed: the error still comes, and the exit code
+    child.expect("agentcli: error: unknown tool 'nope' in --approve")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 2
+
+
+def test_calls_the_index_did_not_know_of_are_shown_before_the_message(agent: Agent) -> None:
+    agent.server.push(tool_calls(("write_file", {"path": "a.txt", "content": "x\n"})))
+    parked = agent.run("run", "write a.txt", "-o", "json")
+    assert parked.returncode == 3, parked.stderr
+    store = agent.store()
+    thread = store.recent(1)[0].thread_id
+    store.update(thread, status="idle")  # as a crash between the save and the index could
+    store.close()
+    agent.server.push(text("Written."), text("And hello."))
+    child = agent.spawn("resume", thread)
+    child.expect(PROMPT)
+    child.sendline("hello")
+    child.expect("write_file")  # the pending call first, then the new message
+    child.expect(CHOICE)
+    child.sendline("a")
+    child.expect("Written.")
+    child.expect("And hello.")
+    leave(child)
+    assert (agent.workspace / "a.txt").read_text() == "x\n"
+    assert agent.server.requests[-1]["messages"][-1]["content"] == "hello"
+
+
+def test_ctrl_c_while_the_session_is_made_returns_to_the_prompt(agent: Agent) -> None:
+    slow = agent.workspace / "slow_tools.py"  # a tools module that takes its time to load
+    slow.write_text("import time\ntime.sleep(3)\nTOOLS = []\n")
+    config = agent.workspace / "config.toml"
+    config.write_text(f"[tools]\nmodules = ['{slow}']\n")
+    agent.server.push(text("Now I am here."))
+    child = agent.spawn("chat", "--config", str(config))
+    child.expect(PROMPT)
+    child.sendline("are you there?")
+    time.sleep(1)  # the module takes 3 s: the chat is waiting for the session
+    child.sendintr()
+    child.expect("interrupted while agentcli was starting: nothing sent")
+    child.expect(PROMPT)
+    child.sendline("and now?")
+    child.expect("Now I am here.")
+    leave(child)
+    assert [r["messages"][-1]["content"] for r in agent.server.requests] == ["and now?"]
