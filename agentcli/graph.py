@@ -6,7 +6,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    message_chunk_to_message,
+)
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
@@ -32,6 +38,24 @@ def steps_since_user(messages: Sequence[BaseMessage]) -> int:
             break
         count += isinstance(message, AIMessage)
     return count
+
+
+def ask(
+    chat: Any, messages: list[BaseMessage], write: Callable[[Any], None], ctx: RunContext
+) -> BaseMessage:
+    """The model's answer; its text goes out token by token as custom stream parts
+    (`{"token": ...}`). Not LangGraph's "messages" mode: that one scans the whole history
+    at every node of every step, which made a long thread's turns slower."""
+    whole: Any = None
+    for chunk in chat.stream(messages):
+        if ctx.cancel is not None and ctx.cancel.is_set():  # Ctrl-C while it answered
+            raise Interrupted("interrupted: the answer was dropped")
+        if text := chunk.text:
+            write({"token": text})
+        whole = chunk if whole is None else whole + chunk
+    if ctx.cancel is not None and ctx.cancel.is_set():
+        raise Interrupted("interrupted: the answer was dropped")
+    return message_chunk_to_message(whole) if whole is not None else AIMessage("")
 
 
 def build_graph(
@@ -61,9 +85,7 @@ def build_graph(
         if not bound:
             chat = model()
             bound.append(chat.bind_tools(list(tools)) if tools else chat)
-        reply = bound[0].invoke([SystemMessage(prompt), *messages])
-        if ctx.cancel is not None and ctx.cancel.is_set():  # interrupted while it answered
-            raise Interrupted("interrupted: the answer was dropped")
+        reply = ask(bound[0], [SystemMessage(prompt), *messages], runtime.stream_writer, ctx)
         calls = isinstance(reply, AIMessage) and (reply.tool_calls or reply.invalid_tool_calls)
         return Command(update={"messages": [reply]}, goto="review" if calls else END)
 

@@ -130,10 +130,14 @@ class PostgresStore(Store):
     def _new_saver(self) -> PostgresSaver:
         from langgraph.checkpoint.postgres import PostgresSaver
 
+        from agentcli.recall import Recall
         from agentcli.serdecache import CachingSerializer
 
+        class Saver(Recall, PostgresSaver):
+            pass
+
         self._saver_conn = self._connect(prepare_threshold=0, row_factory=dict_row)
-        saver = PostgresSaver(self._saver_conn, serde=CachingSerializer())
+        saver = Saver(self._saver_conn, serde=CachingSerializer())
         with self._migrating():
             saver.setup()
         return saver

@@ -33,7 +33,7 @@ from agentcli.runevents import Translator, policy_decisions, review_in, stop_rea
 from agentcli.serverthreads import GRAPH_ID, ServerThreads, connect, talking
 from agentcli.store import ThreadRow
 
-STREAM_MODES: list[Any] = ["messages-tuple", "updates", "custom"]
+STREAM_MODES: list[Any] = ["updates", "custom"]  # the answer's tokens come as custom parts
 MASKED = "An internal error occurred"  # what the server says instead of the message
 MESSAGE_TYPES: dict[str, type[AnyMessage] | type[AIMessageChunk]] = {
     "ai": AIMessage,
@@ -233,16 +233,12 @@ def to_messages(items: Iterable[Any]) -> list[Any]:
 
 
 def graph_parts(parts: Iterable[Any]) -> Iterator[tuple[str, Any]]:
-    """A server's stream as `graph.stream(stream_mode=[messages, updates, custom])` gives it."""
+    """A server's stream as `graph.stream(stream_mode=["updates", "custom"])` gives it."""
     for part in parts:
         event, data = part.event, part.data
         if event == "error":
             raise AgentcliError(f"the run failed on the server: {_error_text(data)}")
-        if event == "messages" and isinstance(data, list) and len(data) == 2:
-            message = to_message(data[0])
-            if message is not None:
-                yield "messages", (message, data[1] or {})
-        elif event == "updates" and isinstance(data, dict):
+        if event == "updates" and isinstance(data, dict):
             yield "updates", {node: _with_messages(update) for node, update in data.items()}
         elif event == "custom":
             yield "custom", data

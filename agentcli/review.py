@@ -87,7 +87,10 @@ class Turn:
         self._note({"id": call_id, "name": name, "args": args}, "invalid", "agentcli", problem)
 
     def update(self, **extra: Any) -> dict[str, Any]:
-        return {"messages": self.replies, "audit": self.audit, **extra}
+        # no "messages" key without replies: even an empty write makes LangGraph's reducer
+        # index the whole history again
+        replies = {"messages": self.replies} if self.replies else {}
+        return {**replies, "audit": self.audit, **extra}
 
     def next(self) -> Any:
         """One ToolNode task per call to run, or straight back to the model."""

@@ -1,7 +1,7 @@
 """What a local Session and a RemoteSession share: a LangGraph run seen as agentcli events.
 
-Both feed `Translator` the (mode, chunk) pairs that `graph.stream(stream_mode=["messages",
-"updates", "custom"])` yields (remote.py first turns a server's stream into that shape), and
+Both feed `Translator` the (mode, chunk) pairs that `graph.stream(stream_mode=["updates",
+"custom"])` yields (remote.py first turns a server's stream into that shape), and
 read reviews, policy answers and stop reasons from a thread's state the same way. A local
 Session also streams "values", so that `Translator.end` can tell how the run left the
 thread without reloading it.
@@ -67,14 +67,10 @@ class Translator:
             self._values = chunk
             return
         if mode == "custom":
-            if isinstance(chunk, dict) and "tool_output" in chunk:
+            if isinstance(chunk, dict) and "token" in chunk:  # the agent node's (graph.ask)
+                yield TextDelta(str(chunk["token"]))
+            elif isinstance(chunk, dict) and "tool_output" in chunk:
                 yield ToolOutput(str(chunk.get("tool_call_id")), chunk["tool_output"])
-            return
-        if mode == "messages":
-            message, meta = chunk
-            if meta.get("langgraph_node") == "agent" and isinstance(message, AIMessage):
-                if text := message.text:
-                    yield TextDelta(text)
             return
         for node, update in chunk.items():
             if node == "__interrupt__":

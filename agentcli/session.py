@@ -24,6 +24,7 @@ from agentcli.events import Done, Event, ReviewRequest
 from agentcli.graph import build_graph
 from agentcli.model import explain, make_model, transient
 from agentcli.policy import Policy
+from agentcli.recall import Recall
 from agentcli.review import validate_args
 from agentcli.runevents import Translator, policy_decisions, review_in, stop_reason, title_of
 from agentcli.state import RunContext
@@ -221,6 +222,7 @@ class Session:
         context.cancel = threading.Event()
         answers: list[str] = []  # indexed for search when the run ends (see _record)
         seen = Translator(answers.append)
+        last_checkpoint: dict[str, Any] | None = None
         self._end = None  # until this run has ended cleanly: read the state if asked
         try:
             stream = graph.stream(
@@ -228,11 +230,15 @@ class Session:
                 config,
                 context=context,
                 # "values": the state after each step, so the end needs no get_state()
-                stream_mode=["messages", "updates", "custom", "values"],
+                # "checkpoints": the last one's values let the next run skip a walk (recall.py)
+                stream_mode=["updates", "custom", "values", "checkpoints"],
                 durability="sync",  # each step is on disk before the next one starts
             )
             self._run = Background(stream, context.cancel if self.soft_ctrl_c else None)
             for mode, chunk in self._run:
+                if mode == "checkpoints":
+                    last_checkpoint = chunk
+                    continue
                 yield from seen.events(mode, chunk)
             if context.cancel.is_set():  # Ctrl-C between steps: the run ended early
                 raise Interrupted("interrupted: the run stopped (/retry continues it)")
@@ -250,6 +256,9 @@ class Session:
             self._record(snapshot, answers, cut)
             raise
         final, summary = seen.final, seen.summary(self.settings)
+        saver = self.store.saver
+        if last_checkpoint is not None and isinstance(saver, Recall):
+            saver.remember(last_checkpoint["config"], last_checkpoint["values"])
         self._end = snapshot = seen.end() or self.state()
         review = self.pending(snapshot)
         limit = self.settings.max_invalid_turns

@@ -82,10 +82,14 @@ class SqliteStore(Store):
     def _new_saver(self) -> SqliteSaver:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
+        from agentcli.recall import Recall
         from agentcli.serdecache import CachingSerializer
 
+        class Saver(Recall, SqliteSaver):
+            pass
+
         self._saver_conn = _connect(self.path)
-        saver = SqliteSaver(self._saver_conn, serde=CachingSerializer())
+        saver = Saver(self._saver_conn, serde=CachingSerializer())
         saver.setup()
         return saver
 
