@@ -16,12 +16,14 @@ from tools.context import ToolContext
 # `messages` and `audit` grow with the thread, so they are DeltaChannels (beta in
 # LangGraph 1.2): a checkpoint stores only the step's writes, plus a full copy every
 # SNAPSHOT_EVERY updates; a load replays the writes since the nearest copy. A turn with
-# a tool call updates `messages` 5 times (input, agent, review, tools, agent), a chat
-# turn twice. `audit` is updated at least a third as often (each user message, since
-# Session.send writes `audit: []`, and each review), so with a copy every quarter of
-# SNAPSHOT_EVERY its nearest copy is never further back than that of `messages`, and a
-# load walks back at most SNAPSHOT_EVERY steps. The figures: bench/README.md.
-SNAPSHOT_EVERY = 1000
+# a tool call updates `messages` 4 times (input, agent, tools, agent), a chat turn twice.
+# `audit` is updated at least a third as often (each user message, since Session.send
+# writes `audit: []`, and each review), so with a copy every quarter of SNAPSHOT_EVERY its
+# nearest copy is never further back than that of `messages`, and a load walks back at
+# most SNAPSHOT_EVERY steps. 250 rather than 1000: a resumed 300-turn thread loads in a
+# quarter of the walk for a third more bytes (a long-lived session skips the walk: see
+# recall.py). The figures: bench/README.md.
+SNAPSHOT_EVERY = 250
 
 
 def _extend(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:

@@ -72,7 +72,7 @@ class ScriptedModel(BaseChatModel):
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
     ) -> ChatResult:
-        turn = sum(m.type == "human" for m in messages)
+        turn = len(messages)  # unique per call, and costs nothing (the model is not measured)
         if isinstance(messages[-1], ToolMessage) or not self.tools:
             reply = AIMessage(text(turn, self.answer_chars))
         else:
@@ -85,8 +85,10 @@ class ScriptedModel(BaseChatModel):
 def text(seed: int, chars: int) -> str:
     rng = random.Random(seed)
     words: list[str] = []
-    while sum(len(w) + 1 for w in words) < chars:
+    length = 0  # kept as it grows: summing the words each time made the model the cost
+    while length < chars:
         words.append(rng.choice(WORDS) + rng.choice(["", "", "", ".", ","]))
+        length += len(words[-1]) + 1
     return " ".join(words)
 
 

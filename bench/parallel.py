@@ -1,0 +1,159 @@
+"""Four approved tool calls from one model turn run side by side (issue 8, goal 5).
+
+A scripted in-process model asks for four calls of `nap`, a tool that sleeps 0.5 s, in one
+turn, then answers once it has the four results. Run one after another they would take 2 s;
+the goal is that the four finish in under 0.7 s, measured on two paths through a long-lived
+Session (SqliteStore, the real graph):
+
+- policy-approved: Policy.build(auto_approve=True); `send()` runs to the answer;
+- person-approved: the default policy asks, so `send()` parks with a ReviewRequest of four
+  calls; `session.decide([{"type": "approve"}] * 4)` is timed to the answer.
+
+"tools span" is the time from the first nap's start to the last one's end (0.5 s when
+they all overlap). Each repetition is a new turn of the same thread; medians.
+
+
+    .venv/bin/python bench/parallel.py            # 10 turns on each path, after a warm-up turn
+    .venv/bin/python bench/parallel.py --quick    # one turn each, no warm-up
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import machine, median, table, verdict  # puts the checkout first on sys.path
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
+
+from agentcli.config import Settings
+from agentcli.events import ReviewRequest, ToolResult
+from agentcli.policy import Policy
+from agentcli.session import Session
+from agentcli.sqlitestore import SqliteStore
+
+CALLS = 4
+NAP_S = 0.5
+GOAL_MS = 700.0
+_spans: list[tuple[float, float]] = []
+_lock = threading.Lock()
+
+
+@tool
+def nap(n: int) -> str:
+    """Sleep half a second.
+
+    Args:
+        n: which nap this is.
+    """
+    start = time.perf_counter()
+    time.sleep(NAP_S)
+    with _lock:
+        _spans.append((start, time.perf_counter()))
+    return f"slept {n}"
+
+
+class NapModel(BaseChatModel):
+    """Asks for CALLS naps after a user message; answers once it has their results."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "bench"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> NapModel:
+        return self
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        turn = sum(m.type == "human" for m in messages)
+        if isinstance(messages[-1], ToolMessage):
+            reply = AIMessage(f"all {CALLS} naps done")
+        else:
+            calls = [{"name": "nap", "args": {"n": i}, "id": f"nap_{turn}_{i}", "type": "tool_call"}
+                     for i in range(CALLS)]
+            reply = AIMessage("", tool_calls=calls)
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+def span_ms() -> float:
+    with _lock:
+        spans = _spans[:]
+        _spans.clear()
+    assert len(spans) == CALLS, spans
+    return (max(end for _, end in spans) - min(start for start, _ in spans)) * 1000
+
+
+def timed(events: Any) -> tuple[float, list[Any]]:
+    start = time.perf_counter()
+    drained = list(events)
+    return (time.perf_counter() - start) * 1000, drained
+
+
+def finished(events: list[Any]) -> None:
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert len(results) == CALLS and all(r.status == "success" for r in results), results
+    assert events[-1].status == "done", events[-1]
+
+
+def measure(person: bool, repeat: int, warmup: bool, tmp: Path) -> dict[str, list[float]]:
+    db = tmp / ("person.db" if person else "policy.db")
+    session = Session(
+        Settings(db=str(db), model="bench"),
+        SqliteStore(db),
+        Policy.build(auto_approve=not person),
+        workspace=tmp,
+        model=NapModel(),
+        tools=[nap],
+    )
+    out: dict[str, list[float]] = {"run": [], "span": [], "park": []}
+    for i in range(repeat + warmup):
+        park_ms, events = timed(session.send(f"take {CALLS} naps"))
+        if person:
+            review = events[-2]
+            assert isinstance(review, ReviewRequest) and len(review.action_requests) == CALLS
+            assert events[-1].status == "awaiting_approval" and not _spans
+            run_ms, events = timed(session.decide([{"type": "approve"}] * CALLS))
+        else:
+            run_ms = park_ms
+        finished(events)
+        span = span_ms()
+        if i >= warmup:
+            out["run"].append(run_ms)
+            out["span"].append(span)
+            out["park"].append(park_ms)
+    session.store.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one turn on each path, no warm-up")
+    parser.add_argument("--repeat", type=int, default=10, help="turns timed on each path")
+    args = parser.parse_args()
+    repeat = 1 if args.quick else args.repeat
+    with tempfile.TemporaryDirectory(prefix="agentcli-bench-") as tmp:
+        policy = measure(False, repeat, not args.quick, Path(tmp))
+        person = measure(True, repeat, not args.quick, Path(tmp))
+    rows = []
+    for name, data in [("policy-approved: send() to the answer", policy),
+                       ("person-approved: decide() to the answer", person)]:
+        ms = median(data["run"])
+        rows.append([name, ms, min(data["run"]), median(data["span"]), GOAL_MS,
+                     verdict(ms, GOAL_MS)])
+    parked = person["park"]
+    rows.append(["person-approved: send() to the review", median(parked), min(parked), None,
+                 None, ""])
+    print(f"{machine()}; {CALLS} calls of a {NAP_S} s tool in one model turn;"
+          f" {repeat} turns on each path\n")
+    print(table(["path", "median ms", "min ms", "tools span ms", "goal ms", "met"], rows))
+
+
+if __name__ == "__main__":
+    main()

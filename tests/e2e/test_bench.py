@@ -1,0 +1,81 @@
+"""The issue 8 benchmarks still run: each script with --quick prints its table's rows.
+
+No timing is checked here; the figures are in bench/README.md.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LLM = ROOT / "bench" / ".cache" / "llm-venv" / "bin" / "llm"  # bench/run.py's own llm, if any
+
+ROWS = {
+    "startup.py": [
+        "`python -c pass`",
+        "`python -c 'import typer, rich.console'`",
+        "`agentcli --help`",
+        "`agentcli threads list`",
+        "`agentcli tools`",
+        "chat: launch to prompt ready",
+        "chat: launch to answer, message typed at the prompt",
+        "`agentcli run hi` (whole command)",
+    ],
+    "run.py": ["`agentcli run hi`", "bench/minimal.py |", "bench/minimal.py --gc"],
+    "turns.py": [
+        "chat turns | 2 |",
+        "chat turns | 5 |",
+        "tool turns | 2 |",
+        "tool turns | 5 |",
+        "`agentcli threads list`, 20 threads",
+        "`agentcli threads list`, no thread (--db)",
+    ],
+    "parallel.py": [
+        "policy-approved: send() to the answer",
+        "person-approved: decide() to the answer",
+        "person-approved: send() to the review",
+    ],
+}
+GOALS = {"startup.py": 4, "run.py": 1, "turns.py": 5, "parallel.py": 2}  # rows with a pass/miss
+
+
+def rows(stdout: str) -> list[list[str]]:
+    """The cells of every Markdown table row (header and rule lines left out)."""
+    found = []
+    for line in stdout.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and "median ms" not in cells:
+            found.append(cells)
+    return found
+
+
+def normalised(row: list[str]) -> str:
+    return " | ".join(row)
+
+
+@pytest.mark.parametrize("script", sorted(ROWS))
+def test_the_benchmark_runs_quickly_and_prints_its_table(script: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    table = rows(done.stdout)
+    expected = list(ROWS[script])
+    if script == "run.py":
+        if LLM.exists():
+            expected.append("`llm -m scripted hi`")
+        else:
+            assert "llm: not installed" in done.stdout and "row skipped" in done.stdout
+    for label in expected:
+        matching = [row for row in table if normalised(row).startswith(label)]
+        assert len(matching) == 1, f"{label!r} not once in:\n{done.stdout}"
+        float(matching[0][1])  # the median, a number
+    assert len(table) == len(expected), done.stdout
+    assert sum(row[-1] in ("pass", "miss") for row in table) == GOALS[script], done.stdout
