@@ -153,3 +153,13 @@ def test_last_picks_the_latest_thread_of_this_workspace(agent: Agent) -> None:
     assert json.loads(result.stdout)["thread_id"] == second
     elsewhere = agent.run("run", "hi", "--last", "--workspace", str(agent.workspace.parent))
     assert elsewhere.returncode == 2 and "no thread in" in elsewhere.stderr
+
+
+def test_threads_list_prints_titles_as_they_are(agent: Agent) -> None:
+    agent.server.push(text("Done."))
+    assert agent.run("run", "fix the [/bold] tag and [red]this[/red]").returncode == 0
+    listed = agent.run("threads", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "fix the [/bold] tag and [red]this[/red]" in listed.stdout
+    header = "id title status msgs updated workspace"
+    assert listed.stdout.splitlines()[0].split() == header.split()
