@@ -19,7 +19,7 @@ from langgraph.types import Command, RetryPolicy
 
 from agentcli.background import Background
 from agentcli.config import Settings
-from agentcli.errors import AgentcliError, Interrupted, RunStopped, ThreadNotFound, UsageError
+from agentcli.errors import AgentcliError, Interrupted, RunStopped, UsageError
 from agentcli.events import Done, Event, ReviewRequest
 from agentcli.graph import build_graph
 from agentcli.model import explain, make_model, transient
@@ -104,10 +104,7 @@ class Session:
 
     def open_latest(self) -> ThreadRow:
         """Attach to the most recently updated thread of this workspace."""
-        rows = self.store.recent(1, workspace=str(self.workspace))
-        if not rows:
-            raise ThreadNotFound(f"no thread in {self.workspace} yet: start one with agentcli chat")
-        return self.open(rows[0].thread_id)
+        return self.open(self.store.latest(str(self.workspace)).thread_id)
 
     def prepare(self) -> None:
         """Make the model client and compile the graph now, not at the first message (the

@@ -156,6 +156,13 @@ class Store(ThreadLocks, JournalTables):
         names = ", ".join(row.thread_id for row in rows[:5])
         raise ThreadNotFound(f"thread id '{id_or_prefix}' is ambiguous: {names}")
 
+    def latest(self, workspace: str) -> ThreadRow:
+        """The most recently updated thread of a workspace (`--last`, `resume` with no id)."""
+        rows = self.recent(1, workspace=workspace)
+        if not rows:
+            raise ThreadNotFound(f"no thread in {workspace} yet: start one with agentcli chat")
+        return rows[0]
+
     def recent(
         self,
         limit: int | None = None,

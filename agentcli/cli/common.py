@@ -144,10 +144,14 @@ def make_policy(
     )
 
 
-def attach(session: AnySession, thread: str | None, last: bool) -> None:
-    """Point the session at --thread ID or --last, if given (else it starts a new thread)."""
+def one_of(thread: str | None, last: bool) -> None:
     if thread and last:
         raise UsageError("--thread and --last do not go together")
+
+
+def attach(session: AnySession, thread: str | None, last: bool) -> None:
+    """Point the session at --thread ID or --last, if given (else it starts a new thread)."""
+    one_of(thread, last)
     if thread:
         session.open(thread)
     elif last:

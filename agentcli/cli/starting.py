@@ -17,13 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcli.cli import gcpolicy
-from agentcli.cli.common import Common, attach, open_session, warn
-from agentcli.errors import ThreadNotFound, UsageError
+from agentcli.cli.common import Common, attach, one_of, open_session, warn
 from agentcli.store import new_thread_id
 
 if TYPE_CHECKING:
     from agentcli.cli.common import AnySession
-    from agentcli.store import Store, ThreadRow
 
 
 @dataclass
@@ -75,11 +73,10 @@ def start(
         ready = Starting(session.thread_id, None, "", awaiting=True)
         ready.future.set_result(session)
         return ready
-    if thread and last:
-        raise UsageError("--thread and --last do not go together")
+    one_of(thread, last)
     workspace = (common.checked_workspace() or Path.cwd()).resolve()
     store = common.store(settings)
-    row = store.resolve(thread) if thread else _latest(store, workspace) if last else None
+    row = store.resolve(thread) if thread else store.latest(str(workspace)) if last else None
     if row is not None:
         store.hold(row.thread_id)  # one session per thread: ThreadBusy now, not later
     where = row.workspace if row is not None and common.workspace is None else str(workspace)
@@ -106,13 +103,6 @@ def start(
 
     starting.work = prepare
     return starting
-
-
-def _latest(store: Store, workspace: Path) -> ThreadRow:
-    rows = store.recent(1, workspace=str(workspace))
-    if not rows:
-        raise ThreadNotFound(f"no thread in {workspace} yet: start one with agentcli chat")
-    return rows[0]
 
 
 def show_warnings(session: AnySession) -> None:
