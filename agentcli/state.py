@@ -21,7 +21,7 @@ from tools.context import ToolContext
 # writes `audit: []`, and each review), so with a copy every quarter of SNAPSHOT_EVERY its
 # nearest copy is never further back than that of `messages`, and a load walks back at
 # most SNAPSHOT_EVERY steps. 250 rather than 1000: a resumed 300-turn thread loads in a
-# quarter of the walk for a third more bytes (a long-lived session skips the walk: see
+# quarter of the walk for a quarter more bytes (a long-lived session skips the walk: see
 # recall.py). The figures: bench/README.md.
 SNAPSHOT_EVERY = 250
 
