@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import subprocess
 import time
 from collections.abc import Callable
@@ -95,8 +96,17 @@ def test_killed_between_two_tools_of_one_turn(agent: Agent) -> None:
         )
     )
     child = start(agent, "run", "two things", "-y")
-    kill_when(child, lambda: lines(ws / "fast.log") == 1 and (ws / "slow.log").exists())
-    time.sleep(0.3)  # the fast call's result is saved as it finishes
+
+    def fast_result_saved() -> bool:  # a write with call_1's result alone (not the AI turn's)
+        with sqlite3.connect(agent.db) as conn:
+            found = conn.execute(
+                "SELECT count(*) FROM writes WHERE channel = 'messages' AND"
+                " instr(value, CAST('call_1' AS BLOB)) > 0 AND"
+                " instr(value, CAST('call_2' AS BLOB)) = 0"
+            ).fetchone()[0]
+        return bool(found)
+
+    kill_when(child, lambda: (ws / "slow.log").exists() and fast_result_saved())
     thread = only_thread(agent)["thread_id"]
     parked = agent.run("run", "--thread", thread, "-o", "json")
     assert parked.returncode == 3, parked.stderr
