@@ -406,3 +406,13 @@ def test_e2e_a_persons_approval_does_not_cover_another_host(agent: Agent, site: 
     result = next(m["content"] for m in messages if m["role"] == "tool")
     assert "'localhost'" in result and "Hello" not in result
     assert Handler.seen == [(f"127.0.0.1:{site}", "/to-localhost")]
+
+
+def test_the_server_context_checks_redirects_whatever_the_client_sends(tmp_path: Path) -> None:
+    from agentcli.config import Settings
+    from agentcli.server import context_schema
+
+    settings = Settings(rules=[{**DENY, "match": "b.com"}])
+    context = context_schema(settings, tmp_path)(url_check=None)
+    assert context.url_check("http://a.com/", "http://b.com/")
+    assert context.url_check("http://a.com/", "http://a.com/x") is None
