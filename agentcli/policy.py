@@ -13,10 +13,12 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import urlsplit
+
+from tools.urls import UnsafeURL, host_of, host_pattern, parse_url
 
 Decision = Literal["allow", "ask", "deny"]
 
+FETCH_TOOL = "fetch_url"
 FILE_TOOLS = {"read_file", "write_file", "edit_file", "list_dir", "search_files"}
 _OPERATORS = set(";&|<>()")
 
@@ -104,6 +106,32 @@ class Policy:
             return Verdict("allow", "always for this thread")
         return Verdict("ask", "default")
 
+    def redirect_refusal(self, first: str, url: str) -> str | None:
+        """Why fetch_url, fetching `first`, must not request `url` (a redirect), or None.
+
+        `first` was decided before it ran, by a rule, a flag or a person. Deny rules apply
+        to every hop. A hop to the same site as `first` (same host, scheme and port, or
+        the same host moved from http to https) goes on under that decision; a hop to
+        another site must be allowed by the policy itself (a rule, the config or a flag):
+        a person who approved `first` never saw it.
+        """
+        verdict = self.decide(FETCH_TOOL, {"url": url})
+        if verdict.decision == "deny":
+            return f"refusing to fetch {url!r}: {verdict.reason}"
+        try:
+            same_site = parse_url(first).same_site(parse_url(url))
+        except UnsafeURL as exc:
+            return f"refusing to fetch {url!r}: {exc}"
+        if same_site or verdict.decision == "allow":
+            return None
+        host = host_of(url)
+        return (
+            f"{first!r} redirected to {url!r}, which was not fetched: its host '{host}' is "
+            "not the approved one, and no approval rule allows it (setting approval.rules, "
+            f'e.g. tool = "{FETCH_TOOL}", match = "{host}", decision = "allow"). '
+            "Call fetch_url with that URL to have it reviewed."
+        )
+
     def _rule(self, tool: str, args: Mapping[str, Any], decision: Decision) -> Verdict | None:
         for number, rule in enumerate(self.rules, 1):
             if rule.decision == decision and fnmatch.fnmatchcase(tool, rule.tool):
@@ -125,15 +153,19 @@ def matches(tool: str, args: Mapping[str, Any], pattern: str, decision: Decision
         candidates = [part for part in parts or [] if part] or [str(args.get("command", ""))]
         return any(fnmatch.fnmatchcase(part, pattern) for part in candidates)
     subject = main_argument(tool, args)
+    if "url" in args:
+        pattern = host_pattern(pattern)  # spelt as hosts are: case, trailing dot, IDNA
     return subject is not None and fnmatch.fnmatchcase(subject, pattern)
 
 
 def main_argument(tool: str, args: Mapping[str, Any]) -> str | None:
-    """What a rule's `match` is tested against: the command, the URL's host, or the path."""
+    """What a rule's `match` is tested against: the command, the URL's host
+    (tools.urls.host_of), or the path."""
     if tool == "shell":
         return str(args.get("command", ""))
     if "url" in args:
-        return urlsplit(str(args["url"])).hostname or ""
+        # the host fetch_url connects to; None (matching no rule) when the URL is refused
+        return host_of(str(args["url"]))
     if "path" in args or tool in FILE_TOOLS:
         return posixpath.normpath(str(args.get("path", ".")))
     return None

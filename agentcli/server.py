@@ -93,6 +93,7 @@ def context_schema(settings: Settings, root: Path) -> type[RunContext]:
         def __post_init__(self) -> None:
             self.workspace = inside(root, self.workspace)
             self.policy = client_policy(settings, self.approval)
+            self.url_check = self.policy.redirect_refusal  # not the client's to choose
             self.shell_timeout = settings.shell_timeout
             self.max_output_chars = settings.max_output_chars
             self.allow_private_urls = settings.allow_private_urls

@@ -136,6 +136,7 @@ class Session:
             shell_timeout=s.shell_timeout,
             max_output_chars=s.max_output_chars,
             allow_private_urls=s.allow_private_urls,
+            url_check=self.policy.redirect_refusal,
             policy=self.policy,
             max_steps=s.max_steps,
             max_invalid_turns=s.max_invalid_turns,

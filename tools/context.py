@@ -19,5 +19,9 @@ class ToolContext:
     shell_timeout: float = 120.0
     max_output_chars: int = 30_000
     allow_private_urls: bool = False
+    # why fetch_url must not request a URL, or None: url_check(first_url, url) is asked for
+    # the first URL and every redirect hop (agentcli fills it from the approval policy).
+    # Typed Any, as LangGraph Server builds a JSON schema of the context and a callable has none.
+    url_check: Any = None
     # a threading.Event set when the person interrupts the run (Ctrl-C): long tools stop
     cancel: Any = None

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import codecs
-import ipaddress
 import re
-import socket
 import time
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import httpx
 
+from tools.addresses import Refused, destinations
 from tools.base import Runtime, ToolError, builtin_tool, context_of
+from tools.context import ToolContext
 from tools.output import cap_output
+from tools.urls import IPAddress, Target, UnsafeURL, parse_url
 
 TIMEOUT = 30.0  # seconds for the whole fetch, redirects included
 IO_TIMEOUT = 10.0  # seconds for any one connect or read
@@ -21,40 +22,6 @@ MAX_REDIRECTS = 5
 USER_AGENT = "Mozilla/5.0 (compatible; fetch_url tool)"
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml")
 DROP_TAGS = ["script", "style", "noscript", "template", "svg", "iframe", "head"]
-
-
-def check_destination(url: str, allow_private: bool) -> None:
-    """Refuse URLs that are not http(s), and hosts that resolve to a non-public address."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError as exc:
-        raise ToolError(f"invalid URL {url!r}: {exc}") from exc
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ToolError(f"only http:// and https:// URLs with a host can be fetched, not {url!r}")
-    if allow_private:
-        return
-    try:
-        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise ToolError(f"cannot resolve host '{parts.hostname}': {exc}") from exc
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-            address = address.ipv4_mapped
-        if not address.is_global or address.is_multicast:
-            raise ToolError(
-                f"refusing to fetch {url!r}: host '{parts.hostname}' resolves to {address}, "
-                f"a {_kind(address)} address; the application does not allow fetching "
-                "private, loopback, link-local or reserved addresses"
-            )
-
-
-def _kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
-    for kind in ("loopback", "link_local", "private", "multicast", "unspecified", "reserved"):
-        if getattr(address, f"is_{kind}"):
-            return kind.replace("_", "-")
-    return "non-public"
 
 
 def html_to_text(html: bytes | str, encoding: str | None) -> str:
@@ -78,29 +45,72 @@ def _known_encoding(name: str | None) -> str | None:
         return None
 
 
+def target_of(url: str) -> Target:
+    """The URL as parse_url reads it, or a ToolError the model can act on."""
+    try:
+        return parse_url(url)
+    except UnsafeURL as exc:
+        raise ToolError(f"refusing to fetch {url!r}: {exc}") from exc
+
+
 def _download(
-    client: httpx.Client, url: str, allow_private: bool
-) -> tuple[httpx.Response, bytes, bool]:
-    """GET ``url``, following redirects by hand so that every hop is checked.
+    client: httpx.Client, url: str, context: ToolContext
+) -> tuple[Target, httpx.Response, bytes, bool]:
+    """GET ``url``, following redirects by hand so that every hop is checked: against the
+    host rules (``context.url_check``), then its addresses, looked up once and connected to.
 
     The body stops at MAX_BYTES or at the overall deadline; the flag says if it is complete.
     """
     deadline = time.monotonic() + TIMEOUT
+    first = target = target_of(url)
     for _ in range(MAX_REDIRECTS + 1):
         if time.monotonic() > deadline:
             raise ToolError(f"fetching {url!r} took longer than {TIMEOUT:g}s")
-        check_destination(url, allow_private)
-        with client.stream("GET", url) as response:
+        if context.url_check is not None and (refusal := context.url_check(first.url, target.url)):
+            raise ToolError(refusal)
+        try:
+            addresses = destinations(target, context.allow_private_urls)
+        except Refused as exc:
+            raise ToolError(str(exc)) from exc
+        response = _send(client, target, addresses, deadline)
+        try:
             if response.is_redirect and "location" in response.headers:
-                url = urljoin(url, response.headers["location"])
+                following = target_of(urljoin(target.url, response.headers["location"]))
+                if following.host != target.host:
+                    client.cookies.clear()  # cookies are kept by address: not for another host
+                target = following
                 continue
             body = bytearray()
             for chunk in response.iter_bytes():
                 body += chunk
                 if len(body) >= MAX_BYTES or time.monotonic() > deadline:
-                    return response, bytes(body[:MAX_BYTES]), False
-            return response, bytes(body), True
+                    return target, response, bytes(body[:MAX_BYTES]), False
+            return target, response, bytes(body), True
+        finally:
+            response.close()
     raise ToolError(f"too many redirects (more than {MAX_REDIRECTS})")
+
+
+def _send(
+    client: httpx.Client, target: Target, addresses: list[IPAddress], deadline: float
+) -> httpx.Response:
+    """Send the GET to the first of the checked addresses that accepts a connection.
+
+    The request's URL names the address, so the client looks nothing up again; the Host
+    header, and for https the TLS server name and the certificate check, name the host.
+    """
+    named = target.scheme == "https" and target.address is None
+    extensions = {"sni_hostname": target.host} if named else {}
+    for number, address in enumerate(addresses, 1):
+        request = client.build_request(
+            "GET", target.at(address), headers={"Host": target.authority}, extensions=extensions
+        )
+        try:
+            return client.send(request, stream=True)
+        except httpx.ConnectError:
+            if number == len(addresses) or time.monotonic() > deadline:
+                raise
+    raise ToolError(f"host '{target.host}' has no address")  # resolve() never returns none
 
 
 @builtin_tool
@@ -115,20 +125,25 @@ def fetch_url(url: str, runtime: Runtime) -> str:
     """
     context = context_of(runtime)
     headers = {"User-Agent": USER_AGENT, "Accept": "text/html,text/plain,*/*;q=0.5"}
+    # trust_env=False: no proxy from the environment (it would look the host up again,
+    # past the address check) and no .netrc credentials sent to whatever host is reached
+    client = httpx.Client(
+        timeout=IO_TIMEOUT, headers=headers, follow_redirects=False, trust_env=False
+    )
     try:
-        with httpx.Client(timeout=IO_TIMEOUT, headers=headers, follow_redirects=False) as client:
-            response, body, complete = _download(client, url, context.allow_private_urls)
+        with client:
+            target, response, body, complete = _download(client, url, context)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise ToolError(f"fetching {url!r} failed: {type(exc).__name__}: {exc}") from exc
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind and not kind.startswith(TEXT_TYPES):
-        raise ToolError(f"{response.url} is {kind} ({len(body)} bytes), not text or HTML")
+        raise ToolError(f"{target.url} is {kind} ({len(body)} bytes), not text or HTML")
     encoding = _known_encoding(response.charset_encoding)
     if "html" in kind or (not kind and body.lstrip()[:15].lower().startswith(b"<!doctype html")):
         text = html_to_text(body, encoding)
     else:
         text = body.decode(encoding or "utf-8", errors="replace")
-    header = f"URL: {response.url}\nStatus: {response.status_code} {response.reason_phrase}"
+    header = f"URL: {target.url}\nStatus: {response.status_code} {response.reason_phrase}"
     if not complete:
         header += f"\n(download stopped after {len(body)} bytes: the size or time limit was hit)"
     if response.is_error:
