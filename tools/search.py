@@ -51,6 +51,19 @@ def _ignored(chain: _Chain, parts: Sequence[str], is_dir: bool) -> bool:
     return verdict
 
 
+def _listing(fd: int) -> list[tuple[str, int]]:
+    """The folder's names and kinds (not following links), sorted; names gone meanwhile are
+    left out."""
+    kinds: list[tuple[str, int]] = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            try:
+                kinds.append((entry.name, entry.stat(follow_symlinks=False).st_mode))
+            except OSError:
+                continue
+    return sorted(kinds)
+
+
 def _parts(rel: str) -> list[str]:
     return [] if rel == "." else rel.split("/")
 
@@ -83,8 +96,7 @@ class _Search:
         """The searchable files under the open folder ``fd``, in a stable order."""
         if spec := _gitignore(fd, "/".join(parts) or "."):
             chain = (*chain, (len(parts), spec))
-        with os.scandir(fd) as entries:
-            kinds = sorted((e.name, e.stat(follow_symlinks=False).st_mode) for e in entries)
+        kinds = _listing(fd)
         for name, mode in kinds:
             if stat.S_ISDIR(mode):
                 continue
