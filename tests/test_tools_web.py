@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from tests.tooling import ToolEnv
 
 
-
 PAGE = b"""<!doctype html><html><head><title>Test page</title>
 <style>body { color: red }</style><script>alert('hidden')</script></head>
 <body><h1>Hello</h1><p>Some <b>bold</b> text and <a href="/next">a link</a>.</p>

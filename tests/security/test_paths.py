@@ -388,3 +388,16 @@ def test_no_path_reads_outside(
         except ToolError:
             continue
         assert OUTSIDE not in result
+
+
+def test_protected_paths_come_from_deny_and_ask_rules_on_files() -> None:
+    from agentcli.policy import Policy
+
+    rules = [
+        {"tool": "read_file", "match": ".env", "decision": "deny"},
+        {"tool": "*_file", "match": "secrets", "decision": "ask"},
+        {"tool": "write_file", "match": "docs/*", "decision": "allow"},
+        {"tool": "shell", "match": "rm *", "decision": "deny"},
+    ]
+    assert Policy.build(rules=rules).protected_paths() == (".env", "secrets")
+    assert Policy.build(rules=rules, auto_approve=True).protected_paths() == (".env",)
