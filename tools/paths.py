@@ -134,11 +134,15 @@ class _Walk:
         self.fd = new
         self.stack.append(name)
 
-    def link(self, name: str, workspace: Path) -> list[str]:
-        """The components a link named ``name`` here stands for (from the root if absolute)."""
+    def hop(self) -> None:
+        """Count a link followed (or a name met again after it changed): at most MAX_HOPS."""
         self.hops += 1
         if self.hops > MAX_HOPS:
             raise ToolError(f"path '{self.path}' has too many levels of symbolic links")
+
+    def link(self, name: str, workspace: Path) -> list[str]:
+        """The components a link named ``name`` here stands for (from the root if absolute)."""
+        self.hop()
         target = os.readlink(name, dir_fd=self.fd)
         if target.startswith("/"):
             parts = _relative_parts(target, workspace, self.path)
@@ -191,6 +195,7 @@ def _walk(root_fd: int, workspace: Path, path: str, *, create_dirs: bool = False
                     if exc.errno == errno.ENOTDIR:
                         raise ToolError(f"'{walk.rel(name)}' is not a directory") from exc
                     if exc.errno == errno.ELOOP:  # became a link since the lstat: read it
+                        walk.hop()
                         todo.append(name)
                         continue
                     raise
