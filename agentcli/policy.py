@@ -3,6 +3,12 @@
 Order: denials first (flag, config list, deny rules), then the run's own flags
 (--auto-approve, --approve TOOL), then ask rules, then allows (config list, allow
 rules, tools the person allowed for this thread with `A`), then the default: ask.
+
+Path rules (file tools) match where the path leads, walked beneath the workspace as the tools
+walk it (tools.paths), relative to it: an allow rule matches only a path that resolves inside
+the workspace; a deny or ask rule also matches the path as typed, and a deny or ask rule written
+for any file tool protects its paths from every file tool (tools.paths.path_matches says how
+globs match).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import posixpath
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from tools.urls import UnsafeURL, host_of, host_pattern, parse_url
@@ -84,23 +91,30 @@ class Policy:
         )
 
     def decide(
-        self, tool: str, args: Mapping[str, Any], thread_allow: Iterable[str] = ()
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        thread_allow: Iterable[str] = (),
+        *,
+        workspace: Path | None = None,
     ) -> Verdict:
+        """The verdict on one call. ``workspace`` is where file paths are resolved: without
+        it no allow rule matches a file path (it cannot be checked), deny rules still do."""
         if tool in self.flag_deny:
             return Verdict("deny", "flag --deny")
         if tool in self.deny:
             return Verdict("deny", "config approval.deny")
-        if found := self._rule(tool, args, "deny"):
+        if found := self._rule(tool, args, "deny", workspace):
             return found
         if self.auto_approve:
             return Verdict("allow", "flag --auto-approve")
         if tool in self.flag_allow:
             return Verdict("allow", "flag --approve")
-        if found := self._rule(tool, args, "ask"):
+        if found := self._rule(tool, args, "ask", workspace):
             return found
         if tool in self.allow:
             return Verdict("allow", "config approval.allow")
-        if found := self._rule(tool, args, "allow"):
+        if found := self._rule(tool, args, "allow", workspace):
             return found
         if tool in thread_allow:
             return Verdict("allow", "always for this thread")
@@ -132,12 +146,66 @@ class Policy:
             "Call fetch_url with that URL to have it reviewed."
         )
 
-    def _rule(self, tool: str, args: Mapping[str, Any], decision: Decision) -> Verdict | None:
+    def protected_paths(self) -> tuple[str, ...]:
+        """The globs of deny and ask rules on file paths: what tools reading beyond their
+        argument (search_files) skip. Ask rules count unless --auto-approve overrides them."""
+        decisions = ("deny",) if self.auto_approve else ("deny", "ask")
+        return tuple(
+            rule.match
+            for rule in self.rules
+            if rule.decision in decisions and rule.match is not None and _on_files(rule)
+        )
+
+    def _rule(
+        self, tool: str, args: Mapping[str, Any], decision: Decision, workspace: Path | None
+    ) -> Verdict | None:
         for number, rule in enumerate(self.rules, 1):
-            if rule.decision == decision and fnmatch.fnmatchcase(tool, rule.tool):
-                if rule.match is None or matches(tool, args, rule.match, decision):
-                    return Verdict(decision, f"rule {number} ({rule.tool} {rule.match or '*'})")
+            if rule.decision != decision:
+                continue
+            if tool in FILE_TOOLS and rule.match is not None:
+                # a deny or ask on a path holds for every file tool that could reach it
+                applies = fnmatch.fnmatchcase(tool, rule.tool) or (
+                    decision != "allow" and _on_files(rule)
+                )
+                hit = applies and path_rule_matches(args, rule.match, decision, workspace)
+            elif fnmatch.fnmatchcase(tool, rule.tool):
+                hit = rule.match is None or matches(tool, args, rule.match, decision)
+            else:
+                hit = False
+            if hit:
+                return Verdict(decision, f"rule {number} ({rule.tool} {rule.match or '*'})")
         return None
+
+
+def _on_files(rule: Rule) -> bool:
+    """Whether a rule is written for (any) file tool."""
+    return any(fnmatch.fnmatchcase(name, rule.tool) for name in FILE_TOOLS)
+
+
+def path_rule_matches(
+    args: Mapping[str, Any], pattern: str, decision: Decision, workspace: Path | None
+) -> bool:
+    """Does a rule's glob match a file tool's path? Fails closed: an allow needs the path to
+    resolve inside the workspace; a deny or ask matches where it leads or as it is typed."""
+    from tools.paths import path_matches, typed_relative
+
+    typed = str(args.get("path", "."))
+    glob = _relative_glob(pattern, workspace)
+    resolved = main_argument("read_file", args, workspace=workspace) if workspace else None
+    if decision == "allow":
+        return resolved is not None and path_matches(resolved, glob, protect=False)
+    as_typed = typed_relative(workspace, typed) if workspace else posixpath.normpath(typed)
+    subjects = [as_typed] if resolved is None else [resolved, as_typed]
+    return any(path_matches(subject, glob, protect=True) for subject in subjects)
+
+
+def _relative_glob(pattern: str, workspace: Path | None) -> str:
+    """A glob written as an absolute path under the workspace, made relative to it."""
+    if workspace is None or not pattern.startswith("/"):
+        return pattern
+    from tools.paths import typed_relative
+
+    return typed_relative(workspace, pattern)
 
 
 def matches(tool: str, args: Mapping[str, Any], pattern: str, decision: Decision) -> bool:
@@ -158,15 +226,27 @@ def matches(tool: str, args: Mapping[str, Any], pattern: str, decision: Decision
     return subject is not None and fnmatch.fnmatchcase(subject, pattern)
 
 
-def main_argument(tool: str, args: Mapping[str, Any]) -> str | None:
+def main_argument(
+    tool: str, args: Mapping[str, Any], *, workspace: Path | None = None
+) -> str | None:
     """What a rule's `match` is tested against: the command, the URL's host
-    (tools.urls.host_of), or the path."""
+    (tools.urls.host_of), or the path.
+
+    A built-in file tool's path is where it leads relative to the workspace (None when it
+    leads outside or no workspace is known); other tools' paths are normalised as typed.
+    """
     if tool == "shell":
         return str(args.get("command", ""))
     if "url" in args:
         # the host fetch_url connects to; None (matching no rule) when the URL is refused
         return host_of(str(args["url"]))
-    if "path" in args or tool in FILE_TOOLS:
+    if tool in FILE_TOOLS:
+        if workspace is None:
+            return None
+        from tools.paths import resolve_relative
+
+        return resolve_relative(workspace, str(args.get("path", ".")))
+    if "path" in args:
         return posixpath.normpath(str(args.get("path", ".")))
     return None
 

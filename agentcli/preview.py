@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 MAX_PREVIEW_LINES = 200
+MAX_PREVIEW_BYTES = 5_000_000  # a bigger file is shown as arguments, not as a diff
 
 
 @dataclass
@@ -29,13 +30,26 @@ def preview(name: str, args: dict[str, Any], workspace: Path | None) -> Preview:
     return Preview("json", json.dumps(args, indent=2, ensure_ascii=False))
 
 
-def _file_diff(name: str, args: dict[str, Any], workspace: Path) -> str | None:
-    from tools.paths import resolve_in_workspace
+def _current_text(workspace: Path, path: str) -> str | None:
+    """The file as the tool would read it (the same walk beneath the workspace, the same
+    refusals): "" if it does not exist yet, None if the tool would refuse it or it is not
+    UTF-8 text small enough to show."""
+    from tools.fileio import open_regular, read_all
+    from tools.paths import locate
 
     try:
-        path = resolve_in_workspace(workspace, args["path"])
-        old = path.read_text(encoding="utf-8") if path.is_file() else ""
+        with locate(workspace, path) as found:
+            if not found.exists:
+                return ""
+            with open_regular(found) as (fd, _):
+                return read_all(fd, MAX_PREVIEW_BYTES, found.rel).decode("utf-8")
     except Exception:  # outside the workspace, unreadable: the tool will say so; show the args
+        return None
+
+
+def _file_diff(name: str, args: dict[str, Any], workspace: Path) -> str | None:
+    old = _current_text(workspace, args["path"])
+    if old is None:
         return None
     if name == "write_file":
         new = str(args.get("content", ""))

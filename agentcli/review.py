@@ -142,7 +142,9 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
             if problem:
                 turn.invalid(call["id"], call["name"], call["args"], problem)
                 continue
-            verdict = ctx.policy.decide(call["name"], call["args"], state.get("allowed_tools", []))
+            verdict = ctx.policy.decide(
+                call["name"], call["args"], state.get("allowed_tools", []), workspace=ctx.workspace
+            )
             if verdict.decision == "allow":
                 turn.run(call, "allowed", verdict.who, verdict.by)
             elif verdict.decision == "deny":

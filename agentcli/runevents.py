@@ -10,6 +10,7 @@ thread without reloading it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -125,7 +126,7 @@ def review_in(thread_id: str, interrupts: Iterable[Any]) -> ReviewRequest | None
 
 
 def policy_decisions(
-    policy: Policy, review: ReviewRequest, allowed: Iterable[str]
+    policy: Policy, review: ReviewRequest, allowed: Iterable[str], workspace: Path | None = None
 ) -> list[dict[str, Any]] | None:
     """Decide a pending review by a policy, or None if a person must (always for a call
     that may have partly run before: no flag or rule runs it again)."""
@@ -134,7 +135,7 @@ def policy_decisions(
     for request in review.action_requests:
         if request.get("rerun"):
             return None
-        verdict = policy.decide(request["name"], request["args"], allowed)
+        verdict = policy.decide(request["name"], request["args"], allowed, workspace=workspace)
         if verdict.decision == "ask":
             return None
         who = {"who": verdict.who, "by": verdict.by}

@@ -137,6 +137,7 @@ class Session:
             max_output_chars=s.max_output_chars,
             allow_private_urls=s.allow_private_urls,
             url_check=self.policy.redirect_refusal,
+            protected_paths=self.policy.protected_paths(),
             policy=self.policy,
             max_steps=s.max_steps,
             max_invalid_turns=s.max_invalid_turns,
@@ -201,7 +202,7 @@ class Session:
     def policy_decisions(self, review: ReviewRequest) -> list[dict[str, Any]] | None:
         """Decide a pending review by this session's policy, or None if a person must."""
         allowed = self._known().values.get("allowed_tools", [])
-        return policy_decisions(self.policy, review, allowed)
+        return policy_decisions(self.policy, review, allowed, self.workspace)
 
     def resume(self) -> Iterator[Event]:
         """Continue a thread without a new message: retry a failed step."""

@@ -53,8 +53,13 @@ def tool_calls(
     return Reply("tool_calls", content=content, calls=calls, usage=usage)
 
 
-def error(status: int, message: str = "scripted error", *,
-          type_: str = "invalid_request_error", code: str | None = None) -> Reply:
+def error(
+    status: int,
+    message: str = "scripted error",
+    *,
+    type_: str = "invalid_request_error",
+    code: str | None = None,
+) -> Reply:
     """HTTP ``status`` with body {"error": {"message", "type", "param", "code"}}."""
     return Reply("error", status=status, message=message, type_=type_, code=code)
 
@@ -85,8 +90,13 @@ def _usage(reply: Reply) -> dict:
 
 def _envelope(body: dict, cid: str, obj: str) -> dict:
     model = body.get("model", "scripted")
-    return {"id": cid, "object": obj, "created": int(time.time()), "model": model,
-            "system_fingerprint": None}
+    return {
+        "id": cid,
+        "object": obj,
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": None,
+    }
 
 
 def _completion(body: dict, cid: str, reply: Reply) -> dict:
@@ -117,8 +127,10 @@ def _chunks(body: dict, cid: str, reply: Reply, *, complete: bool = True) -> lis
     for i, (id_, (name, args)) in enumerate(zip(reply.ids, reply.calls, strict=True)):
         head = {"index": i, "id": id_, "type": "function"}
         out.append(chunk({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]}))
-        out += [chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
-                for piece in _pieces(_args(args))]
+        out += [
+            chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
+            for piece in _pieces(_args(args))
+        ]
     out.append(chunk({}, "tool_calls" if reply.calls else "stop"))
     if with_usage:
         out.append({**base, "choices": [], "usage": _usage(reply)})

@@ -255,8 +255,12 @@ def test_sse_wire_format(server):
     """Check the raw bytes against OpenAI's format, independent of any client's leniency."""
     server.push(tool_calls(("read_file", {"path": "x"}), content="ok"), text("plain"))
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
-    body = {"model": "m-1", "messages": [], "stream": True,
-            "stream_options": {"include_usage": True}}
+    body = {
+        "model": "m-1",
+        "messages": [],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     conn.request("POST", "/v1/chat/completions", json.dumps(body))
     resp = conn.getresponse()
     assert resp.status == 200
@@ -264,7 +268,7 @@ def test_sse_wire_format(server):
     events = [e for e in resp.read().decode().split("\n\n") if e]
     assert all(e.startswith("data: ") for e in events)
     assert events[-1] == "data: [DONE]"
-    chunks = [json.loads(e[len("data: "):]) for e in events[:-1]]
+    chunks = [json.loads(e[len("data: ") :]) for e in events[:-1]]
     assert {(c["object"], c["model"], c["id"]) for c in chunks} == {
         ("chat.completion.chunk", "m-1", chunks[0]["id"])
     }
@@ -274,8 +278,12 @@ def test_sse_wire_format(server):
     assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
     deltas = [c["choices"][0]["delta"] for c in chunks[:-1]]
     calls = [tc for d in deltas for tc in d.get("tool_calls", [])]
-    assert calls[0] == {"index": 0, "id": "call_1", "type": "function",
-                        "function": {"name": "read_file", "arguments": ""}}
+    assert calls[0] == {
+        "index": 0,
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": ""},
+    }
     assert all(set(tc) == {"index", "function"} for tc in calls[1:])
     assert "".join(tc["function"]["arguments"] for tc in calls) == '{"path": "x"}'
 
@@ -301,8 +309,9 @@ def test_serves_a_client_in_another_process(server):
         "r = c.chat.completions.create(model='scripted', messages=msgs);"
         "print(r.choices[0].message.content)"
     )
-    out = subprocess.run([sys.executable, "-c", code, server.base_url],
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-c", code, server.base_url], capture_output=True, text=True, timeout=30
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "from afar"
     assert server.requests[0]["messages"] == [{"role": "user", "content": "hi"}]

@@ -12,8 +12,6 @@ if TYPE_CHECKING:
     from tests.tooling import ToolEnv
 
 
-
-
 @pytest.mark.parametrize(
     ("expression", "expected"),
     [

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import stat
+import tracemalloc
 from typing import TYPE_CHECKING
 
 import pytest
@@ -10,8 +13,6 @@ from tools.files import edit_file, list_dir, read_file, write_file
 
 if TYPE_CHECKING:
     from tests.tooling import ToolEnv
-
-
 
 
 def test_read_file_numbers_lines(tool_env: ToolEnv) -> None:
@@ -154,3 +155,78 @@ def test_list_dir_errors(tool_env: ToolEnv) -> None:
     (tool_env.workspace / "f.txt").write_text("")
     assert "is not a directory" in tool_env(list_dir, path="f.txt").content
     assert "outside the workspace" in tool_env(list_dir, path="..").content
+
+
+# -- hard links, links at the last name, atomic writes, bounded reads ------------------------
+
+
+def test_hard_linked_files_are_neither_read_nor_changed(tool_env: ToolEnv) -> None:
+    outside = tool_env.workspace.parent / "outside.txt"
+    outside.write_text("outside secret\n")
+    os.link(outside, tool_env.workspace / "hl.txt")
+    for tool, args in (
+        (read_file, {"path": "hl.txt"}),
+        (write_file, {"path": "hl.txt", "content": "pwned"}),
+        (edit_file, {"path": "hl.txt", "old_text": "outside", "new_text": "pwned"}),
+    ):
+        message = tool_env(tool, **args)
+        assert message.status == "error"
+        assert "has 2 hard links" in message.content and "outside secret" not in message.content
+    assert outside.read_text() == "outside secret\n"
+
+
+def test_a_link_inside_is_written_through_and_stays_a_link(tool_env: ToolEnv) -> None:
+    ws = tool_env.workspace
+    (ws / "README.md").write_text("old\n")
+    (ws / "docs").mkdir()
+    (ws / "docs" / "link").symlink_to("../README.md")
+    message = tool_env(write_file, path="docs/link", content="new\n")
+    assert message.content == "overwrote 'README.md' (1 lines, 4 bytes)"
+    assert (ws / "docs" / "link").is_symlink() and (ws / "README.md").read_text() == "new\n"
+    edited = tool_env(edit_file, path="docs/link", old_text="new", new_text="newer")
+    assert edited.status == "success" and (ws / "README.md").read_text() == "newer\n"
+
+
+def test_a_link_to_outside_at_the_last_name_is_refused(tool_env: ToolEnv) -> None:
+    outside = tool_env.workspace.parent / "target.txt"
+    outside.write_text("keep\n")
+    (tool_env.workspace / "out").symlink_to(outside)
+    message = tool_env(write_file, path="out", content="pwned")
+    assert message.status == "error" and "outside the workspace" in message.content
+    assert outside.read_text() == "keep\n" and (tool_env.workspace / "out").is_symlink()
+
+
+def test_write_is_atomic_and_keeps_the_mode(tool_env: ToolEnv) -> None:
+    target = tool_env.workspace / "run.sh"
+    target.write_text("echo old\n")
+    target.chmod(0o750)
+    assert tool_env(write_file, path="run.sh", content="echo new\n").status == "success"
+    assert target.read_text() == "echo new\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o750
+    assert sorted(p.name for p in tool_env.workspace.iterdir()) == ["run.sh"]  # no temp left
+
+
+def test_a_fifo_is_refused_without_blocking(tool_env: ToolEnv) -> None:
+    os.mkfifo(tool_env.workspace / "pipe")
+    message = tool_env(read_file, path="pipe")
+    assert message.status == "error" and "not a regular file" in message.content
+
+
+def test_read_file_memory_is_bounded_on_one_huge_line(tool_env: ToolEnv) -> None:
+    tool_env.context.max_output_chars = 10_000
+    with (tool_env.workspace / "huge.txt").open("w") as handle:
+        for _ in range(20):
+            handle.write("x" * 1_000_000)
+        handle.write("\nlast line, no newline")
+    tracemalloc.start()
+    try:
+        content = tool_env(read_file, path="huge.txt").content
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3_000_000, peak  # the file is 20 MB
+    assert "line cut at" in content
+    assert content.splitlines()[-1].startswith(
+        "[lines 1-1 of 2 shown; call read_file with offset=2"
+    )
+    assert tool_env(read_file, path="huge.txt", offset=2).content == "     2\tlast line, no newline"

@@ -7,16 +7,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tools.base import ToolError
 from tools.files import list_dir, read_file, write_file
 from tools.output import cap_output
-from tools.paths import resolve_in_workspace
+from tools.paths import path_matches, resolve_in_workspace, resolve_relative
 
 if TYPE_CHECKING:
     from tests.tooling import ToolEnv
-
-
 
 
 @pytest.fixture
@@ -120,3 +120,84 @@ def test_very_long_and_non_utf8_names_give_an_error_or_work(tool_env: ToolEnv, n
         message = tool_env(tool, **args)
         assert isinstance(message.content, str) and message.content
         assert "Traceback" not in message.content
+
+
+# -- the walk beneath the workspace (tools.paths.locate) and path rules' globs ----------------
+
+
+def test_resolve_relative_follows_links_inside_and_keeps_missing_names(workspace: Path) -> None:
+    (workspace / "docs").mkdir()
+    (workspace / "README.md").write_text("x")
+    (workspace / "docs" / "link").symlink_to("../README.md")
+    (workspace / "docs" / "up").symlink_to("..")
+    assert resolve_relative(workspace, "docs/link") == "README.md"
+    assert resolve_relative(workspace, "docs/up/docs/up/README.md") == "README.md"
+    assert resolve_relative(workspace, "new/deep/f.txt") == "new/deep/f.txt"
+    assert resolve_relative(workspace, f"{workspace}//docs/./link") == "README.md"
+    assert resolve_relative(workspace, ".") == "."
+    assert resolve_relative(workspace, "docs/..") == "."
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "docs/up/..",
+        "/proc/self/cwd/x",
+        "loop",
+        "loop/x",
+        "new/../x",
+        "/",
+        "//etc/passwd",
+        "../ws/x",
+    ],
+)
+def test_resolve_relative_is_none_where_it_cannot_stay_inside(workspace: Path, path: str) -> None:
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "up").symlink_to("..")
+    (workspace / "loop").symlink_to("loop")
+    assert resolve_relative(workspace, path) is None
+
+
+def test_link_loops_and_overlong_paths_are_errors(workspace: Path) -> None:
+    (workspace / "a").symlink_to("b")
+    (workspace / "b").symlink_to("a")
+    with pytest.raises(ToolError, match="too many levels of symbolic links"):
+        resolve_in_workspace(workspace, "a")
+    with pytest.raises(ToolError, match="too long"):
+        resolve_in_workspace(workspace, "x/" * 3000)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["..", ".", "", "sub", "up", "in", "x", "/"]), max_size=8))
+def test_resolved_paths_never_leave_the_workspace(
+    tmp_path_factory: pytest.TempPathFactory, parts: list[str]
+) -> None:
+    workspace = tmp_path_factory.getbasetemp() / "walk-ws"
+    if not workspace.exists():
+        (workspace / "sub").mkdir(parents=True)
+        (workspace / "up").symlink_to("..")
+        (workspace / "in").symlink_to("sub")
+        (workspace / "sub" / "up").symlink_to("../..")
+    rel = resolve_relative(workspace, "/".join(parts))
+    if rel is not None:
+        assert not rel.startswith(("/", "..")) and "/../" not in f"/{rel}/"
+
+
+PATH_GLOBS = [  # (rel, glob, matches as an allow, matches as a deny/ask)
+    (".env", ".env", True, True),
+    ("sub/.env", ".env", False, True),  # a bare name: any depth, for deny only
+    (".ENV", ".env", False, True),  # case: ignored for deny only
+    ("docs/a/b.md", "docs/*", True, True),  # fnmatch's * crosses /
+    ("README.md", "**/*.md", True, True),  # **/ also matches at the root
+    ("docs/x.md", "./docs/*", True, True),
+    (".git/hooks/pre-commit", ".git", False, True),  # a folder covers its contents
+    (".git/hooks/pre-commit", ".git/", False, True),
+    ("src/a.py", "docs/*", False, False),
+    ("docsx", "docs", False, False),
+]
+
+
+@pytest.mark.parametrize(("rel", "glob", "allow", "protect"), PATH_GLOBS)
+def test_path_matches(rel: str, glob: str, allow: bool, protect: bool) -> None:
+    assert path_matches(rel, glob, protect=False) is allow
+    assert path_matches(rel, glob, protect=True) is protect

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from tests.tooling import ToolEnv
 
 
-
 CONTRACT = {
     "read_file": (["path"], ["offset", "limit"]),
     "write_file": (["path", "content"], []),

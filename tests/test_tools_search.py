@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,8 +12,6 @@ from tools.search import MAX_RESULTS, search_files
 
 if TYPE_CHECKING:
     from tests.tooling import ToolEnv
-
-
 
 
 @pytest.fixture
@@ -104,3 +103,25 @@ def test_output_is_capped_by_the_context(tool_env: ToolEnv) -> None:
     assert len(content) <= 1000
     assert "characters cut" in content
     assert content.splitlines()[0] == "wide.txt:1: hit " + "x" * (300 - 4)
+
+
+def test_hard_links_linked_folders_and_protected_paths_are_skipped(tool_env: ToolEnv) -> None:
+    ws = tool_env.workspace
+    outside = ws.parent / "outside"
+    outside.mkdir()
+    (outside / "o.txt").write_text("TODO outside\n")
+    os.link(outside / "o.txt", ws / "hard.txt")
+    (ws / "out-dir").symlink_to(outside)
+    (ws / ".env").write_text("TODO secret\n")
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "key.txt").write_text("TODO key\n")
+    (ws / "sub").mkdir()
+    (ws / "sub" / ".ENV").write_text("TODO secret too\n")
+    (ws / "plain.txt").write_text("TODO plain\n")
+    (ws / "alias.txt").symlink_to("plain.txt")
+    tool_env.context.protected_paths = (".env", "secrets")
+    content = tool_env(search_files, pattern="TODO").content
+    assert matched_files(content) == {"plain.txt"}  # the link shows where it leads
+    assert content.splitlines()[-1] == "[2 matches]"
+    direct = tool_env(search_files, pattern="TODO", path="secrets").content
+    assert direct.startswith("no matches")

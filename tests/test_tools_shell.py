@@ -14,8 +14,6 @@ if TYPE_CHECKING:
     from tests.tooling import ToolEnv
 
 
-
-
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -25,3 +25,7 @@ class ToolContext:
     url_check: Any = None
     # a threading.Event set when the person interrupts the run (Ctrl-C): long tools stop
     cancel: Any = None
+    # globs of workspace-relative paths the person's deny and ask rules protect (matched by
+    # tools.paths.path_matches): tools that read files beyond their argument, as
+    # search_files does, skip them
+    protected_paths: tuple[str, ...] = ()

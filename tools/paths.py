@@ -1,20 +1,77 @@
-"""Where a path the model gives may point: inside the workspace, nowhere else."""
+"""Where a path the model gives leads: somewhere beneath the workspace, nowhere else.
+
+The check and the use are one step. A path is walked one component at a time from a file
+descriptor of the workspace root: each folder is opened with O_NOFOLLOW relative to the one
+before (``dir_fd``), so the kernel never follows a symbolic link for us. A link met on the way
+is read (``readlink``) and its target walked the same way, beneath the root, at most
+``MAX_HOPS`` times; ``..`` pops the walk's own stack and never goes above the root. A folder
+swapped for a link while we walk is met as a link, and its target is checked like any other.
+What the walk hands back is the open folder and a final name that was not a link: callers
+read, write, stat and list through that descriptor, never through the path again.
+
+Absolute paths are accepted when they are spelled under the workspace (as given, or its real
+path); everything else absolute (``/proc/self/cwd``, ``/etc``) is outside.
+"""
 
 from __future__ import annotations
 
+import errno
+import fnmatch
+import os
+import posixpath
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from tools.base import ToolError
 
 SNIFF_BYTES = 8192
+MAX_HOPS = 40  # symbolic links followed in one path, as Linux's MAXSYMLINKS
+MAX_PATH_CHARS = 4096  # PATH_MAX: a longer workspace-relative path is refused
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def resolve_in_workspace(workspace: Path, path: str) -> Path:
-    """Resolve ``path`` (relative to the workspace, or absolute) to a real path inside it.
+@dataclass
+class Located:
+    """A path walked beneath the workspace: its folder (open), its last name, and where it is.
 
-    Symlinks are followed all the way, so a link that points outside is refused like ``..``.
-    The path need not exist (write_file creates files). Raises ToolError otherwise.
+    ``name`` is "." for the workspace root itself. ``rel`` is the resolved path relative to the
+    workspace ("." for the root). When ``exists`` is false, ``name`` is the first missing
+    component (maybe a folder the path goes through) and ``rel`` the whole path as it would be.
     """
+
+    dir_fd: int
+    name: str
+    rel: str
+    exists: bool
+
+
+def _outside(path: str, root: str) -> ToolError:
+    return ToolError(
+        f"path '{path}' is outside the workspace ({root}); only paths inside it are allowed"
+    )
+
+
+def _roots(workspace: Path) -> list[str]:
+    """The spellings of the workspace an absolute path may start with."""
+    given = os.path.abspath(workspace)
+    real = os.path.realpath(workspace)
+    return [real] if given == real else [real, given]
+
+
+def _relative_parts(path: str, workspace: Path, shown: str) -> list[str]:
+    """The components of ``path`` relative to the root, or ToolError if it starts outside."""
+    if path.startswith("/"):
+        for root in _roots(workspace):
+            if path == root or path.startswith(root.rstrip("/") + "/"):
+                return path[len(root) :].split("/")
+        raise _outside(shown, os.path.realpath(workspace))
+    return path.split("/")
+
+
+def _check(path: str, workspace: Path) -> None:
     if "\x00" in path:
         raise ToolError(f"path {path!r} contains a NUL byte")
     if path.startswith("~"):
@@ -22,17 +79,176 @@ def resolve_in_workspace(workspace: Path, path: str) -> Path:
             f"path '{path}' is outside the workspace: '~' (home directories) is not allowed; "
             "use a path relative to the workspace"
         )
-    root = Path(workspace).resolve()
-    candidate = Path(path) if path else Path(".")
+    if len(path) > MAX_PATH_CHARS:
+        raise ToolError(f"path '{path[:80]}...' is too long ({len(path)} characters)")
+
+
+def _open_dir(name: str, dir_fd: int) -> int:
+    return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+
+
+def _kind(name: str, dir_fd: int) -> os.stat_result | None:
     try:
-        resolved = (root / candidate).resolve()  # root / absolute == absolute
-    except (OSError, RuntimeError) as exc:  # symlink loops, over-long names
-        raise ToolError(f"path '{path}' cannot be resolved: {exc}") from exc
-    if not resolved.is_relative_to(root):
-        raise ToolError(
-            f"path '{path}' is outside the workspace ({root}); only paths inside it are allowed"
-        )
-    return resolved
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+class _Walk:
+    """One walk beneath an open root: a stack of folder names and the open current folder."""
+
+    def __init__(self, root_fd: int, path: str, root: str) -> None:
+        self.root_fd = root_fd
+        self.path = path
+        self.root = root
+        self.stack: list[str] = []
+        self.fd = os.dup(root_fd)
+        self.hops = 0
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+    def _reopen(self) -> None:
+        """Open the current folder again from the root (after ``..``), without links."""
+        fd = os.dup(self.root_fd)
+        try:
+            for name in self.stack:
+                new = _open_dir(name, fd)
+                os.close(fd)
+                fd = new
+        except OSError as exc:
+            os.close(fd)
+            raise ToolError(f"path '{self.path}' changed while it was opened: {exc}") from exc
+        os.close(self.fd)
+        self.fd = fd
+
+    def up(self) -> None:
+        if not self.stack:
+            raise _outside(self.path, self.root)
+        self.stack.pop()
+        self._reopen()
+
+    def enter(self, name: str) -> None:
+        new = _open_dir(name, self.fd)
+        os.close(self.fd)
+        self.fd = new
+        self.stack.append(name)
+
+    def hop(self) -> None:
+        """Count a link followed (or a name met again after it changed): at most MAX_HOPS."""
+        self.hops += 1
+        if self.hops > MAX_HOPS:
+            raise ToolError(f"path '{self.path}' has too many levels of symbolic links")
+
+    def link(self, name: str, workspace: Path) -> list[str]:
+        """The components a link named ``name`` here stands for (from the root if absolute)."""
+        self.hop()
+        target = os.readlink(name, dir_fd=self.fd)
+        if target.startswith("/"):
+            parts = _relative_parts(target, workspace, self.path)
+            self.stack = []
+            self._reopen()
+            return parts
+        return target.split("/")
+
+    def rel(self, name: str | None = None) -> str:
+        parts = [*self.stack, name] if name and name != "." else self.stack
+        return "/".join(parts) or "."
+
+
+def _walk(root_fd: int, workspace: Path, path: str, *, create_dirs: bool = False) -> Located:
+    """Walk ``path`` beneath ``root_fd``; the caller owns (closes) the returned ``dir_fd``."""
+    root = os.path.realpath(workspace)
+    todo = _relative_parts(path or ".", workspace, path)
+    todo.reverse()  # a stack: the next component last
+    walk = _Walk(root_fd, path, root)
+    tail: list[str] = []  # the first name that did not exist, and the names after it
+    try:
+        while todo:
+            name = todo.pop()
+            if name in ("", "."):
+                continue
+            if name == ".." and tail:
+                raise ToolError(f"'{walk.rel('/'.join(tail))}' does not exist")
+            if name == "..":
+                walk.up()
+                continue
+            if tail:
+                tail.append(name)
+                continue
+            last = not any(part not in ("", ".") for part in todo)
+            info = _kind(name, walk.fd)
+            if info is None:
+                if last or not create_dirs:
+                    tail.append(name)
+                    continue
+                os.mkdir(name, 0o777, dir_fd=walk.fd)
+                walk.enter(name)
+            elif stat.S_ISLNK(info.st_mode):
+                todo.extend(reversed(walk.link(name, workspace)))
+            elif last:
+                return Located(walk.fd, name, walk.rel(name), True)
+            else:
+                try:
+                    walk.enter(name)
+                except OSError as exc:
+                    if exc.errno == errno.ENOTDIR:
+                        raise ToolError(f"'{walk.rel(name)}' is not a directory") from exc
+                    if exc.errno == errno.ELOOP:  # became a link since the lstat: read it
+                        walk.hop()
+                        todo.append(name)
+                        continue
+                    raise
+        if tail:  # ``name`` is the first missing one: nothing is ever opened by a longer path
+            return Located(walk.fd, tail[0], walk.rel("/".join(tail)), False)
+        return Located(walk.fd, ".", walk.rel(), True)
+    except ToolError:
+        walk.close()
+        raise
+    except OSError as exc:
+        walk.close()
+        raise ToolError(f"path '{path}' cannot be opened: {exc.strerror or exc}") from exc
+
+
+@contextmanager
+def locate(workspace: Path, path: str, *, create_dirs: bool = False) -> Iterator[Located]:
+    """Walk ``path`` beneath the workspace; the folder's descriptor lives as long as the block.
+
+    The final name may not exist (write_file creates files); with ``create_dirs`` missing
+    folders on the way are made. Raises ToolError for anything outside or unwalkable.
+    """
+    _check(path, workspace)
+    try:
+        root_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise ToolError(f"the workspace {workspace} cannot be opened: {exc.strerror}") from exc
+    try:
+        found = _walk(root_fd, workspace, path, create_dirs=create_dirs)
+    finally:
+        os.close(root_fd)
+    try:
+        yield found
+    finally:
+        os.close(found.dir_fd)
+
+
+def resolve_relative(workspace: Path, path: str) -> str | None:
+    """Where ``path`` leads, relative to the workspace ("." for the root), or None when it
+    leads outside or cannot be walked. Missing trailing names are kept as written."""
+    try:
+        with locate(workspace, path) as found:
+            return found.rel
+    except ToolError:
+        return None
+
+
+def resolve_in_workspace(workspace: Path, path: str) -> Path:
+    """The real path ``path`` leads to inside the workspace, or ToolError (for display and
+    tests: tools act through ``locate``, never through this path)."""
+    with locate(workspace, path) as found:
+        rel = found.rel
+    root = Path(os.path.realpath(workspace))
+    return root if rel == "." else root / rel
 
 
 def display_path(workspace: Path, resolved: Path) -> str:
@@ -41,7 +257,37 @@ def display_path(workspace: Path, resolved: Path) -> str:
     return relative or "."
 
 
-def looks_binary(path: Path) -> bool:
-    """True when the file's first bytes contain a NUL byte, as git and grep decide."""
-    with path.open("rb") as handle:
-        return b"\x00" in handle.read(SNIFF_BYTES)
+def path_matches(rel: str, pattern: str, *, protect: bool) -> bool:
+    """Does a rule's glob match the workspace-relative path ``rel``?
+
+    The glob is fnmatch's: ``*`` also matches ``/``, so ``docs/*`` covers all of docs. A
+    leading ``./`` and a trailing ``/`` are ignored, and ``**/x`` also matches ``x`` at the root.
+    Allow rules (``protect=False``) match the whole path, case-sensitively, as Linux names are.
+    Deny and ask rules (``protect=True``) err on the closed side: case is ignored, a glob
+    without ``/`` also matches the last name at any depth (``.env`` covers ``sub/.env``), and a
+    glob that matches a folder covers everything inside it (``.git`` covers ``.git/config``).
+    """
+    glob = pattern.strip()
+    while glob.startswith("./"):
+        glob = glob[2:]
+    glob = glob.rstrip("/") or "."
+    globs = [glob, glob[3:]] if glob.startswith("**/") else [glob]
+    candidates = [rel]
+    if protect:
+        candidates = [rel.lower()]
+        parts = rel.split("/")
+        candidates += ["/".join(parts[:n]).lower() for n in range(1, len(parts))]
+        if "/" not in glob:
+            candidates += [part.lower() for part in parts]
+        globs = [g.lower() for g in globs]
+    return any(fnmatch.fnmatchcase(c, g) for c in candidates for g in globs)
+
+
+def typed_relative(workspace: Path, path: str) -> str:
+    """The path as typed, made relative and normalised without touching the disk: what a
+    deny rule is also tested against, besides where the path really leads."""
+    for root in _roots(workspace):
+        if path == root or path.startswith(root.rstrip("/") + "/"):
+            path = path[len(root) :]
+            break
+    return posixpath.normpath(path.lstrip("/") or ".")

@@ -1,85 +1,153 @@
-"""search_files: a regular-expression search over the workspace's text files, like grep -rn."""
+"""search_files: a regular-expression search over the workspace's text files, like grep -rn.
+
+The walk holds each folder open and goes down with O_NOFOLLOW relative to it (tools/paths.py),
+so a folder swapped for a link mid-search is not followed out of the workspace. Linked folders
+are never entered; a linked file is searched where its link leads if that is inside. Files with
+several hard links and files the person's rules protect (``ToolContext.protected_paths``) are
+skipped, so a search never reads what read_file could not.
+"""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
 from tools.base import Runtime, ToolError, builtin_tool, context_of
+from tools.fileio import looks_binary, open_folder, open_regular, read_all
 from tools.output import cap_output
-from tools.paths import display_path, looks_binary, resolve_in_workspace
+from tools.paths import DIR_FLAGS, Located, locate, path_matches
 
 MAX_RESULTS = 200
 MAX_LINE_CHARS = 300
 MAX_FILE_BYTES = 5_000_000
+MAX_DEPTH = 100  # folders deeper than this below the searched one are not entered
+_Chain = tuple[tuple[int, GitIgnoreSpec], ...]  # (depth of the folder, its .gitignore)
 
 
-class _GitIgnores:
-    """The .gitignore files of the workspace, read once each, applied as git applies them."""
-
-    def __init__(self, workspace: Path) -> None:
-        self.workspace = workspace
-        self._specs: dict[Path, GitIgnoreSpec | None] = {}
-
-    def _spec(self, directory: Path) -> GitIgnoreSpec | None:
-        if directory not in self._specs:
-            try:
-                lines = (directory / ".gitignore").read_text(errors="replace").splitlines()
-                self._specs[directory] = GitIgnoreSpec.from_lines(lines)
-            except OSError:
-                self._specs[directory] = None
-        return self._specs[directory]
-
-    def ignored(self, path: Path, is_dir: bool) -> bool:
-        """Whether git would ignore ``path``: the deepest .gitignore with a matching rule wins."""
-        verdict = False
-        relative = path.relative_to(self.workspace)
-        for depth, directory in enumerate(reversed(relative.parents)):
-            spec = self._spec(self.workspace / directory)
-            if spec is None:
-                continue
-            rel = Path(*relative.parts[depth:]).as_posix() + ("/" if is_dir else "")
-            include = spec.check_file(rel).include
-            if include is not None:
-                verdict = include
-        return verdict
-
-
-def _files(root: Path, workspace: Path, glob: str | None) -> Iterator[Path]:
-    """Files under ``root`` that are not ignored and match ``glob``, in a stable order."""
-    if root.is_file():
-        yield root
-        return
-    ignores = _GitIgnores(workspace)
-    wanted = GitIgnoreSpec.from_lines([glob]) if glob else None
-    for current, dirnames, filenames in os.walk(root):
-        here = Path(current)
-        dirnames[:] = sorted(
-            d for d in dirnames if d != ".git" and not ignores.ignored(here / d, is_dir=True)
-        )
-        for name in sorted(filenames):
-            path = here / name
-            if ignores.ignored(path, is_dir=False):
-                continue
-            if wanted is not None and not wanted.match_file(path.relative_to(root).as_posix()):
-                continue
-            if path.is_symlink():
-                try:
-                    path = resolve_in_workspace(workspace, str(path))
-                except ToolError:
-                    continue  # a link that leads outside the workspace is not followed
-            yield path
-
-
-def _searchable(path: Path) -> bool:
+def _gitignore(dir_fd: int, rel: str) -> GitIgnoreSpec | None:
+    """The folder's .gitignore, read through its descriptor (None if it has none)."""
     try:
-        return path.is_file() and path.stat().st_size <= MAX_FILE_BYTES and not looks_binary(path)
-    except OSError:
-        return False
+        with open_regular(Located(dir_fd, ".gitignore", rel, True)) as (fd, _):
+            text = read_all(fd, MAX_FILE_BYTES, rel).decode("utf-8", "replace")
+    except (ToolError, OSError):
+        return None
+    return GitIgnoreSpec.from_lines(text.splitlines())
+
+
+def _ignored(chain: _Chain, parts: Sequence[str], is_dir: bool) -> bool:
+    """Whether git would ignore the path: the deepest .gitignore with a matching rule wins."""
+    verdict = False
+    for depth, spec in chain:
+        rel = "/".join(parts[depth:]) + ("/" if is_dir else "")
+        include = spec.check_file(rel).include
+        if include is not None:
+            verdict = include
+    return verdict
+
+
+def _listing(fd: int) -> list[tuple[str, int]]:
+    """The folder's names and kinds (not following links), sorted; names gone meanwhile are
+    left out."""
+    kinds: list[tuple[str, int]] = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            try:
+                kinds.append((entry.name, entry.stat(follow_symlinks=False).st_mode))
+            except OSError:
+                continue
+    return sorted(kinds)
+
+
+def _parts(rel: str) -> list[str]:
+    return [] if rel == "." else rel.split("/")
+
+
+@dataclass
+class _Search:
+    workspace: Path
+    root_rel: str  # the searched folder, relative to the workspace
+    wanted: GitIgnoreSpec | None
+    protected: tuple[str, ...]
+
+    def is_protected(self, rel: str) -> bool:
+        return any(path_matches(rel, pattern, protect=True) for pattern in self.protected)
+
+    def ancestors(self) -> _Chain:
+        """The .gitignore files of the folders above the searched one."""
+        chain: list[tuple[int, GitIgnoreSpec]] = []
+        parts = _parts(self.root_rel)
+        for depth in range(len(parts)):
+            with locate(self.workspace, "/".join(parts[:depth]) or ".") as found:
+                fd = open_folder(found)
+            try:
+                if spec := _gitignore(fd, found.rel):
+                    chain.append((depth, spec))
+            finally:
+                os.close(fd)
+        return tuple(chain)
+
+    def files(self, fd: int, parts: list[str], chain: _Chain) -> Iterator[Located]:
+        """The searchable files under the open folder ``fd``, in a stable order."""
+        if spec := _gitignore(fd, "/".join(parts) or "."):
+            chain = (*chain, (len(parts), spec))
+        kinds = _listing(fd)
+        for name, mode in kinds:
+            if stat.S_ISDIR(mode):
+                continue
+            here = [*parts, name]
+            rel = "/".join(here)
+            if _ignored(chain, here, is_dir=False) or self.is_protected(rel):
+                continue
+            relative_to_root = "/".join(here[len(_parts(self.root_rel)) :])
+            if self.wanted is not None and not self.wanted.match_file(relative_to_root):
+                continue
+            if stat.S_ISREG(mode):
+                yield Located(fd, name, rel, True)
+            elif stat.S_ISLNK(mode):
+                yield from self.linked(rel)
+        if len(parts) - len(_parts(self.root_rel)) >= MAX_DEPTH:
+            return
+        for name, mode in kinds:
+            here = [*parts, name]
+            if not stat.S_ISDIR(mode) or name == ".git" or _ignored(chain, here, is_dir=True):
+                continue
+            if self.is_protected("/".join(here)):
+                continue
+            try:
+                child = os.open(name, DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                continue  # gone, or swapped for a link since it was listed: not followed
+            try:
+                yield from self.files(child, here, chain)
+            finally:
+                os.close(child)
+
+    def linked(self, rel: str) -> Iterator[Located]:
+        """A linked file, where the link leads, if that is inside and not protected."""
+        try:
+            with locate(self.workspace, rel) as found:
+                if found.exists and not self.is_protected(found.rel):
+                    yield found
+        except ToolError:
+            return  # a link that leads outside the workspace is not followed
+
+    def lines(self, found: Located) -> list[str]:
+        """The file's lines, or none if it is not a searchable text file."""
+        try:
+            with open_regular(found) as (fd, info):
+                if info.st_size > MAX_FILE_BYTES or looks_binary(fd):
+                    return []
+                data = read_all(fd, MAX_FILE_BYTES, found.rel)
+        except (ToolError, OSError):
+            return []  # gone, not regular, hard-linked, grown too big
+        lines = data.decode("utf-8", "replace").split("\n")
+        return lines[:-1] if lines and not lines[-1] else lines
 
 
 @builtin_tool
@@ -100,23 +168,32 @@ def search_files(pattern: str, runtime: Runtime, path: str = ".", glob: str | No
     except re.error as exc:
         raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from exc
     context = context_of(runtime)
-    workspace = context.workspace.resolve()
-    root = resolve_in_workspace(workspace, path)
-    if not root.exists():
-        raise ToolError(f"'{display_path(workspace, root)}' does not exist")
     results: list[str] = []
     total = 0
-    for file in _files(root, workspace, glob):
-        if not _searchable(file):
-            continue
-        shown = display_path(workspace, file)
-        with file.open(encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, start=1):
-                if regex.search(line):
-                    total += 1
-                    if len(results) < MAX_RESULTS:
-                        results.append(f"{shown}:{number}: {line.rstrip()[:MAX_LINE_CHARS]}")
-    where = display_path(workspace, root)
+    with locate(context.workspace, path) as top:
+        where = top.rel
+        if not top.exists:
+            raise ToolError(f"'{where}' does not exist")
+        info = os.stat(top.name, dir_fd=top.dir_fd, follow_symlinks=False)
+        wanted = GitIgnoreSpec.from_lines([glob]) if glob else None
+        search = _Search(context.workspace, where, wanted, tuple(context.protected_paths))
+        if not stat.S_ISDIR(info.st_mode):
+            files: Iterator[Located] = iter(() if search.is_protected(where) else [top])
+            folder = None
+        else:
+            folder = open_folder(top)
+            files = search.files(folder, _parts(where), search.ancestors())
+        try:
+            for found in files:
+                for number, line in enumerate(search.lines(found), start=1):
+                    if regex.search(line):
+                        total += 1
+                        if len(results) < MAX_RESULTS:
+                            text = line.rstrip()[:MAX_LINE_CHARS]
+                            results.append(f"{found.rel}:{number}: {text}")
+        finally:
+            if folder is not None:
+                os.close(folder)
     hint = "narrow the pattern, path or glob"
     if not total:
         return f"no matches for {pattern!r} in '{where}'" + (f" (glob {glob!r})" if glob else "")

@@ -144,7 +144,7 @@ def _tools(chat: Chat, arg: str) -> bool:
     s = local(chat, "/tools")
     allowed = s.state().values.get("allowed_tools", []) if s.row else []
     for name in s.tools:
-        verdict = s.policy.decide(name, {}, allowed)
+        verdict = s.policy.decide(name, {}, allowed, workspace=s.workspace)
         chat.console.print(Text(f"{name:<20} {verdict.decision:<5} ({verdict.by})"))
     return True
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -34,7 +35,7 @@ def tools(
     policy = make_policy(settings, auto_approve, approve, deny)
     rows = []
     for item in list_tools(settings, warn=warn):
-        verdict = policy.decide(item.name, {})
+        verdict = policy.decide(item.name, {}, workspace=common.workspace or Path.cwd())
         rows.append(
             {
                 "name": item.name,

@@ -108,7 +108,9 @@ def test_a_stale_sqlite_lock_is_cleared(tmp_path) -> None:
 
 
 def test_mask_url_hides_the_password_wherever_it_is() -> None:
-    assert mask_url("postgresql://ann:s3cret@db:5432/agents") == "postgresql://ann:***@db:5432/agents"
+    assert (
+        mask_url("postgresql://ann:s3cret@db:5432/agents") == "postgresql://ann:***@db:5432/agents"
+    )
     masked = mask_url("postgres://ann@db/agents?password=s3cret&sslmode=require")
     assert "s3cret" not in masked and "sslmode=require" in masked
     assert mask_url("postgresql://db/agents") == "postgresql://db/agents"

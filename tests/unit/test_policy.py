@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentcli.policy import Policy, shell_commands
@@ -28,9 +30,17 @@ def test_ask_rules_come_before_allows() -> None:
     assert decide("read_file", {"path": "secrets/key"}) == "ask"
 
 
-def test_path_patterns_are_normalised() -> None:
-    assert decide("write_file", {"path": "docs/a.md"}) == "allow"
-    assert decide("write_file", {"path": "docs/../src/a.py"}) == "ask"
+def test_path_patterns_are_normalised(tmp_path: Path) -> None:
+    policy = Policy.build(allow=["read_file"], rules=RULES)
+    assert (
+        policy.decide("write_file", {"path": "docs/a.md"}, workspace=tmp_path).decision == "allow"
+    )
+    assert (
+        policy.decide("write_file", {"path": "docs/../src/a.py"}, workspace=tmp_path).decision
+        == "ask"
+    )
+    # without a workspace the path cannot be resolved: no allow rule matches it
+    assert decide("write_file", {"path": "docs/a.md"}) == "ask"
 
 
 def test_url_host_patterns() -> None:

@@ -77,9 +77,7 @@ def test_an_unknown_enabled_tool_is_a_config_error(tmp_path: Path) -> None:
     assert str(settings.config_path) in str(err.value)
 
 
-def test_a_module_by_name_adds_its_tools(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_module_by_name_adds_its_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     module_file(tmp_path / "lib" / "agentcli_test_shouting.py", TOOL_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path / "lib"))
     settings = config(tmp_path, '[tools]\nmodules = ["agentcli_test_shouting"]\n')
@@ -130,8 +128,11 @@ def test_two_tools_with_one_name_are_a_config_error(tmp_path: Path) -> None:
         ''',
     )
     settings = config(tmp_path, '[tools]\nmodules = ["mine.py"]\n')
-    with pytest.raises(ConfigError, match=r"two tools are named 'calculator' \(builtin and "
-                       r"module:mine.py\): rename one or leave the built-in out") as err:
+    with pytest.raises(
+        ConfigError,
+        match=r"two tools are named 'calculator' \(builtin and "
+        r"module:mine.py\): rename one or leave the built-in out",
+    ) as err:
         load_tools(settings, warn=print)
     assert str(settings.config_path) in str(err.value)
     # disabled names go, whatever their source: here both calculators
