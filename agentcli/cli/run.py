@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import StrEnum
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
