@@ -18,6 +18,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy
 
+from agentcli.dismissed import reconcile
 from agentcli.errors import Interrupted
 from agentcli.review import make_review_nodes
 from agentcli.state import AgentState, RunContext
@@ -77,6 +78,8 @@ def build_graph(
         messages = state["messages"]
         if ctx.cancel is not None and ctx.cancel.is_set():  # Ctrl-C: no further model call
             raise Interrupted("interrupted before the model was asked again")
+        if settled := reconcile(state):  # calls a client left undecided: told, then asked
+            return Command(update=settled, goto="agent")
         if steps_since_user(messages) >= ctx.max_steps:
             return Command(goto=END)
         prompt = SYSTEM.format(workspace=ctx.workspace)
@@ -90,7 +93,7 @@ def build_graph(
         return Command(update={"messages": [reply]}, goto="review" if calls else END)
 
     builder = StateGraph(AgentState, context_schema=context_schema)
-    builder.add_node("agent", agent, destinations=("review", END), retry_policy=retry)
+    builder.add_node("agent", agent, destinations=("review", "agent", END), retry_policy=retry)
     review, approve = make_review_nodes(tools)
     builder.add_node("review", review, destinations=("approve", "tools", "agent", END))
     builder.add_node("approve", approve, destinations=("tools", "agent"))

@@ -9,7 +9,7 @@ interrupt: on resume the node re-runs from the start and must reach the same que
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +25,8 @@ from agentcli.state import AgentState, RunContext
 
 REJECTED = "rejected by the user"
 DECISIONS = ["approve", "edit", "reject"]
+# a call cut off by a crash may also be marked done: not run again, its result unknown
+RERUN_DECISIONS = [*DECISIONS, "done"]
 
 
 def validate_args(tool: BaseTool | None, args: Any, known: Sequence[str] = ()) -> str | None:
@@ -47,7 +49,9 @@ def validate_args(tool: BaseTool | None, args: Any, known: Sequence[str] = ()) -
     return None
 
 
-def review_request(calls: Sequence[tuple[ToolCall, str]]) -> dict[str, Any]:
+def review_request(
+    calls: Sequence[tuple[ToolCall, str]], allowed: Sequence[str] = DECISIONS
+) -> dict[str, Any]:
     """The interrupt payload for the calls that need a person (v1 HITL schema, plus `id`)."""
     return {
         "action_requests": [
@@ -60,7 +64,7 @@ def review_request(calls: Sequence[tuple[ToolCall, str]]) -> dict[str, Any]:
             for call, reason in calls
         ],
         "review_configs": [
-            {"action_name": call["name"], "allowed_decisions": DECISIONS} for call, _ in calls
+            {"action_name": call["name"], "allowed_decisions": list(allowed)} for call, _ in calls
         ],
     }
 
@@ -102,20 +106,23 @@ class Turn:
         ]
 
     def _note(self, call: Any, decision: str, who: str, by: str, **extra: Any) -> None:
-        self.audit.append(
-            {
-                "call_id": call["id"],
-                "tool": call["name"],
-                "args": call["args"],
-                "decision": decision,
-                "who": who,
-                "by": by,
-                "ran_args": None,
-                "feedback": None,
-                "at": datetime.now(UTC).isoformat(timespec="seconds"),
-                **extra,
-            }
-        )
+        self.audit.append(audit_record(call, decision, who, by, **extra))
+
+
+def audit_record(call: Any, decision: str, who: str, by: str, **extra: Any) -> dict[str, Any]:
+    """One entry of the thread's audit: which call, what was decided, by whom."""
+    return {
+        "call_id": call["id"],
+        "tool": call["name"],
+        "args": call["args"],
+        "decision": decision,
+        "who": who,
+        "by": by,
+        "ran_args": None,
+        "feedback": None,
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        **extra,
+    }
 
 
 STOPPED = "not run: the run stopped after too many invalid tool calls"
@@ -169,23 +176,20 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
         pending = state["review"]
         assert pending is not None, "approve follows a review that asked"
         asking = [(item["call"], item["reason"]) for item in pending["asking"]]
-        answer = interrupt(review_request(asking))
+        calls = [call for call, _ in asking]
+        decisions = ask(review_request(asking), lambda answer: checked(answer, calls, by_name))
         turn = Turn(approved=list(pending["allowed"]))
         remember: list[str] = []
         edited: dict[str | None, dict[str, Any]] = {}
-        for (call, _), decision in zip(asking, decisions_in(answer, len(asking)), strict=True):
+        for (call, _), decision in zip(asking, decisions, strict=True):
             who, by = decision.get("who", "person"), decision.get("by", "person")
             kind = decision["type"]
             if kind == "approve":
                 turn.run(call, "approved" if who == "person" else "allowed", who, by)
                 if decision.get("always"):
                     remember.append(call["name"])
-            elif kind == "edit":
+            elif kind == "edit":  # its arguments were checked before it was taken
                 args = decision["edited_action"]["args"]
-                problem = validate_args(by_name.get(call["name"]), args, list(by_name))
-                if problem:
-                    turn.invalid(call["id"], call["name"], args, f"edited {problem}")
-                    continue
                 edited[call["id"]] = args
                 turn.run(call, "edited", who, by, args)
             elif decision.get("message"):
@@ -219,17 +223,71 @@ def _error(call_id: str | None, name: str, problem: str) -> ToolMessage:
     return ToolMessage(text, tool_call_id=call_id or "", name=name, status="error")
 
 
-def decisions_in(answer: Any, expected: int) -> list[Mapping[str, Any]]:
-    """Check a resume value from any client before acting on it."""
+def decisions_in(
+    answer: Any, expected: int, allowed: Sequence[str] = DECISIONS
+) -> list[Mapping[str, Any]]:
+    """Check the shape of a resume value from any client before acting on it (ValueError)."""
     if isinstance(answer, str):
         answer = json.loads(answer)
     decisions = answer.get("decisions") if isinstance(answer, Mapping) else None
     if not isinstance(decisions, list) or len(decisions) != expected:
-        raise ValueError(f"review answer must hold {expected} decision(s): {answer!r}")
-    for decision in decisions:
+        raise ValueError(
+            f'the answer must be {{"decisions": [...]}} with {expected} decision(s), one per'
+            f" call in order; got {_clip(answer)}"
+        )
+    for index, decision in enumerate(decisions, 1):
         kind = decision.get("type") if isinstance(decision, Mapping) else None
-        if kind not in DECISIONS:
-            raise ValueError(f"unknown review decision: {decision!r}")
-        if kind == "edit" and not isinstance(decision.get("edited_action", {}).get("args"), dict):
-            raise ValueError("an edit decision needs edited_action.args as an object")
+        if not isinstance(kind, str) or kind not in allowed:
+            raise ValueError(
+                f"decision {index}: type must be one of {', '.join(allowed)}; got {_clip(decision)}"
+            )
+        assert isinstance(decision, Mapping)
+        for key in ("message", "who", "by"):
+            if decision.get(key) is not None and not isinstance(decision[key], str):
+                raise ValueError(f"decision {index}: {key} must be a string")
+        action = decision.get("edited_action")
+        if kind == "edit" and not (
+            isinstance(action, Mapping) and isinstance(action.get("args"), dict)
+        ):
+            raise ValueError(f"decision {index}: an edit needs edited_action.args as an object")
     return decisions
+
+
+def checked(
+    answer: Any,
+    calls: Sequence[ToolCall],
+    by_name: Mapping[str, BaseTool],
+    allowed: Sequence[str] = DECISIONS,
+) -> list[Mapping[str, Any]]:
+    """The decisions in a resume value, each edit's arguments valid for its tool."""
+    decisions = decisions_in(answer, len(calls), allowed)
+    for index, (call, decision) in enumerate(zip(calls, decisions, strict=True), 1):
+        if decision["type"] == "edit":
+            args = decision["edited_action"]["args"]
+            if problem := validate_args(by_name.get(call["name"]), args, list(by_name)):
+                raise ValueError(f"decision {index} ({call['name']}): edited {problem}")
+    return decisions
+
+
+def ask(
+    request: dict[str, Any], check: Callable[[Any], list[Mapping[str, Any]]]
+) -> list[Mapping[str, Any]]:
+    """Ask a person, and again while the answer is refused: a bad answer is consumed, and
+    the same question comes back with an `error` saying why, so no client's malformed value
+    can stay attached to the review and make every later answer fail.
+
+    LangGraph matches the interrupts of one node to resume values by their order and
+    replays the earlier values when the node runs again, so each refused answer is kept
+    and the loop reaches the same question on every replay.
+    """
+    answer = interrupt(request)
+    while True:
+        try:
+            return check(answer)
+        except ValueError as exc:  # json.JSONDecodeError included
+            answer = interrupt({**request, "error": f"answer refused: {exc}"})
+
+
+def _clip(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

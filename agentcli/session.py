@@ -19,13 +19,14 @@ from langgraph.types import Command, RetryPolicy
 
 from agentcli.background import Background
 from agentcli.config import Settings
-from agentcli.errors import AgentcliError, Interrupted, RunStopped, UsageError
+from agentcli.errors import AgentcliError, Interrupted, RunStopped, ThreadBusy, UsageError
 from agentcli.events import Done, Event, ReviewRequest
 from agentcli.graph import build_graph
 from agentcli.model import explain, make_model, transient
 from agentcli.policy import Policy
 from agentcli.recall import Recall
-from agentcli.review import validate_args
+from agentcli.rerun import cut_off
+from agentcli.review import checked, validate_args
 from agentcli.runevents import Translator, policy_decisions, review_in, stop_reason, title_of
 from agentcli.state import RunContext
 from agentcli.store import Store, ThreadRow, new_thread_id
@@ -160,12 +161,17 @@ class Session:
             self._end = self.state()
         return self._end
 
+    def waiting(self, snapshot: Any = None) -> list[Any]:
+        """What the thread waits on: its interrupts, then the questions its calls cut off
+        by a crash will ask when their tasks run again (rerun.py), found without running."""
+        known = snapshot or self._known()
+        return [*known.interrupts, *cut_off(known, self.store, self.thread_id)]
+
     def pending(self, snapshot: Any = None) -> ReviewRequest | None:
         """The calls of this thread waiting for a decision, if any."""
         if self.row is None:
             return None
-        interrupts = (snapshot or self._known()).interrupts
-        return review_in(self.thread_id, (item.value for item in interrupts))
+        return review_in(self.thread_id, (item.value for item in self.waiting(snapshot)))
 
     # -- driving the graph -------------------------------------------------------
 
@@ -183,8 +189,8 @@ class Session:
                 f" review: decide them first (agentcli review {self.thread_id})"
             )
         self.row.turns += 1
-        with self.store.batch():  # one commit
-            self.store.update(self.thread_id, turns=self.row.turns)
+        with self.store.batch():  # one commit; "running" until the run records how it ended
+            self.store.update(self.thread_id, turns=self.row.turns, status="running")
             self.store.add_text(self.thread_id, self.row.turns, "user", text)
         # audit: [] counts as an update of that DeltaChannel, so it snapshots on chat-only
         # turns too and a load never walks back further than SNAPSHOT_EVERY (state.py)
@@ -194,10 +200,33 @@ class Session:
     def decide(self, decisions: list[dict[str, Any]]) -> Iterator[Event]:
         """Answer the pending review (v1 HITL decisions, in the order of its calls)."""
         answer: Any = {"decisions": decisions}
-        interrupts = self._known().interrupts
-        if len(interrupts) > 1:  # several tool tasks asking again: answer the one shown
-            answer = {interrupts[0].id: answer}
-        return self._drive(Command(resume=answer))
+        waiting = self.waiting()
+        shown = next(i for i in waiting if review_in(self.thread_id, [i.value]))
+        if problem := self._refusal(answer, shown.value):  # as the graph would refuse it
+            raise UsageError(problem)
+        command: Command[Any] = Command(resume=answer)
+        if shown not in self._known().interrupts:
+            # a cut-off call, not asked yet: the answer goes to the interrupt its task will
+            # raise. LangGraph reads a resume map only for a checkpoint with pending writes
+            # (a kill -9 leaves none), so an empty audit write comes with it.
+            command = Command(resume={shown.id: answer}, update={"audit": []})
+        elif len(waiting) > 1:  # several tool tasks asking again: answer the one shown
+            command = Command(resume={shown.id: answer})
+        self.store.update(self.thread_id, status="running")
+        return self._drive(command)
+
+    def _refusal(self, answer: Any, request: dict[str, Any]) -> str | None:
+        """Why the graph would refuse this answer to `request`, checked before sending."""
+        calls = [
+            {"id": r["id"], "name": r["name"], "args": r["args"]}
+            for r in request["action_requests"]
+        ]
+        allowed = request["review_configs"][0]["allowed_decisions"]
+        try:
+            checked(answer, calls, self.tools, allowed)  # type: ignore[arg-type]
+        except ValueError as exc:
+            return f"answer refused: {exc}"
+        return None
 
     def policy_decisions(self, review: ReviewRequest) -> list[dict[str, Any]] | None:
         """Decide a pending review by this session's policy, or None if a person must."""
@@ -208,6 +237,12 @@ class Session:
         """Continue a thread without a new message: retry a failed step."""
         if self.row is None or not self.state().next:
             raise UsageError(f"thread {self.thread_id} has nothing to continue: give it a message")
+        if pending := self.pending():  # a cut-off call: running would ask it, or run others
+            raise UsageError(
+                f"thread {self.thread_id} has {len(pending.action_requests)} call(s) awaiting"
+                f" review: decide them first (agentcli review {self.thread_id})"
+            )
+        self.store.update(self.thread_id, status="running")
         return self._drive(None)
 
     def check_edit(self, name: str, args: Any) -> str | None:
@@ -293,3 +328,32 @@ class Session:
             if usage:
                 self.store.add_usage(self.thread_id, usage)
             self.store.update(self.thread_id, status=status, last_error=error, messages=count)
+
+
+def settle_stale(store: Store) -> None:
+    """Threads the index says are running while no process holds them: their run died (kill
+    -9, power loss). Each gets the status its saved state shows, read with a graph that has
+    no model and no tools: nothing runs. A call cut off mid-run makes it awaiting_approval."""
+    rows = store.recent(status="running")
+    if not rows:
+        return
+    graph = build_graph(_no_model, []).compile(checkpointer=store.saver)
+    for row in rows:
+        try:
+            with store.briefly(row.thread_id):
+                snapshot = graph.get_state({"configurable": {"thread_id": row.thread_id}})
+                waiting = [*snapshot.interrupts, *cut_off(snapshot, store, row.thread_id)]
+                error = None
+                if review_in(row.thread_id, (item.value for item in waiting)):
+                    status = "awaiting_approval"
+                elif snapshot.next:
+                    status, error = "error", "interrupted before the run finished"
+                else:
+                    status = "idle"
+                store.update(row.thread_id, status=status, last_error=error)
+        except ThreadBusy:  # really running
+            continue
+
+
+def _no_model() -> BaseChatModel:
+    raise AssertionError("reading a thread's state never asks the model")

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 class ThreadRow:
     thread_id: str
     title: str
-    status: str  # idle | awaiting_approval | error
+    status: str  # idle | running | awaiting_approval | error
     created_at: str
     updated_at: str
     workspace: str
@@ -194,6 +194,11 @@ class Store(ThreadLocks, JournalTables):
             f"{clause}ORDER BY updated_at DESC, rowid DESC{'' if limit is None else ' LIMIT ?'}",
             *params,
         )
+
+    def briefly(self, thread_id: str) -> AbstractContextManager[None]:
+        """Hold a thread for a moment: ThreadBusy if a live process holds it (a crashed
+        holder's lock is cleared by the backend)."""
+        return self._holding(thread_id)
 
     def batch(self) -> AbstractContextManager[Any]:
         """Several writes in one transaction: one commit (one sync to disk) for all."""

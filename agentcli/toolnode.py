@@ -2,7 +2,8 @@
 
 A task LangGraph runs again because its result was never saved (the process died while
 the tool ran, or just after) finds its call in the journal, and the person is asked
-again, the call marked as possibly partly run, instead of it running twice in silence.
+again (rerun.py), the call marked as possibly partly run, instead of it running twice in
+silence.
 """
 
 from __future__ import annotations
@@ -10,24 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
 
-from agentcli.review import decisions_in, review_request
+from agentcli.rerun import ask_again, journal_key
 from agentcli.state import RunContext
-
-RERUN = {
-    "started": "possibly partly run: agentcli stopped while this call ran",
-    "finished": "it ran, but agentcli stopped before its result was saved",
-}
 
 
 def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph node
     tool_node = ToolNode(list(tools), handle_tool_errors=True)
+    by_name = {tool.name: tool for tool in tools}
 
     def tools_node(
         task: dict[str, Any], runtime: Runtime[RunContext], config: RunnableConfig
@@ -37,25 +32,18 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         thread_id = str(config["configurable"]["thread_id"])
         # journal key: the call in this task. LangGraph gives a task run again the same id
         # (its namespace); some servers give every turn's first call the same call id.
-        key = f"{call['id']} {config['configurable'].get('checkpoint_ns', '')}"
+        key = journal_key(call["id"], config["configurable"].get("checkpoint_ns", ""))
+        decided: dict[str, Any] = {}
         if journal is not None:
             if earlier := journal.call_state(thread_id, key):
-                request = review_request([(call, RERUN[earlier])])
-                request["action_requests"][0]["rerun"] = earlier
-                decision = decisions_in(interrupt(request), 1)[0]
-                if decision["type"] == "reject":
-                    text = decision.get("message") or "not run again: rejected by the user"
-                    message = ToolMessage(
-                        text, tool_call_id=call["id"], name=call["name"], status="error"
-                    )
-                    return {"messages": [message]}
-                if decision["type"] == "edit":
-                    call = {**call, "args": decision["edited_action"]["args"]}
-                    task = {**task, "tool_call": call}
+                again, decided = ask_again(call, earlier, by_name)
+                if again is None:
+                    return decided
+                task = {**task, "tool_call": again}
             journal.call_started(thread_id, key)
         result = tool_node.invoke(task, config)
         if journal is not None:
             journal.call_finished(thread_id, key)
-        return result
+        return {**result, **decided} if decided and isinstance(result, dict) else result
 
     return tools_node

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -79,6 +80,14 @@ def review(
     reject: Annotated[
         list[str] | None, typer.Option("--reject", metavar="CALL_ID|all", help="Reject a call.")
     ] = None,
+    done: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--done",
+            metavar="CALL_ID|all",
+            help="A call cut off by a crash: treat it as done, not run again (result unknown).",
+        ),
+    ] = None,
     message: Annotated[
         str | None, typer.Option("--message", help="With --reject: feedback for the model.")
     ] = None,
@@ -98,14 +107,16 @@ def review(
     pending = session.pending()
     from agentcli.cli.scripted import Scripted, list_pending
 
-    if not (approve or reject or edit):
+    if not (approve or reject or edit or done):
         list_pending(pending, as_json)
         return
     if pending is None:
         raise UsageError(f"thread {session.thread_id} has no calls awaiting review")
     if (edit is None) != (args is None):
         raise UsageError("--edit CALL_ID and --args JSON go together")
-    decisions = _decisions(session, pending, approve or [], reject or [], message, edit, args)
+    decisions = _decisions(
+        session, pending, approve or [], reject or [], message, edit, args, done or []
+    )
     Scripted(session, output).play(session.decide(decisions))
 
 
@@ -117,9 +128,10 @@ def _decisions(
     message: str | None,
     edit: str | None,
     args: str | None,
+    done: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     ids = [request["id"] for request in pending.action_requests]
-    for call_id in [*approve, *reject, *([edit] if edit else [])]:
+    for call_id in [*approve, *reject, *done, *([edit] if edit else [])]:
         if call_id != "all" and call_id not in ids:
             raise UsageError(f"no pending call '{call_id}' (pending: {', '.join(ids)})")
     decisions = []
@@ -134,6 +146,12 @@ def _decisions(
                 raise UsageError(f"--args for {call_id}: {problem}")
             edited = {"name": request["name"], "args": new_args}
             decisions.append({"type": "edit", "edited_action": edited})
+        elif call_id in done or "all" in done:
+            if not request.get("rerun"):
+                raise UsageError(
+                    f"--done is for a call cut off by a crash; {call_id} has not run yet"
+                )
+            decisions.append({"type": "done"})
         elif call_id in reject or "all" in reject:
             decisions.append({"type": "reject", **({"message": message} if message else {})})
         elif call_id in approve or "all" in approve:

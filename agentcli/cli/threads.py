@@ -45,6 +45,10 @@ def list_threads(
     else:
         index = common.store(common.settings())
         where = str(common.workspace.resolve()) if common.workspace else None
+        if index.recent(1, status="running"):  # maybe a run that died: read what it left
+            from agentcli.session import settle_stale
+
+            settle_stale(index)
     rows = index.recent(limit, status=status, search=search, workspace=where)
     if as_json:
         print(json.dumps([row.as_dict() for row in rows], indent=2, ensure_ascii=False))

@@ -19,6 +19,8 @@ from agentcli.preview import preview
 from agentcli.ui.render import call_panel
 
 CHOICES = "[a]pprove  [e]dit  [f]eedback  [r]eject  [A]lways  [q]uit"
+# a call cut off by a crash may have run: it can be marked done instead of run again
+RERUN_CHOICES = "[a]pprove again  [e]dit  [d]one  [f]eedback  [r]eject  [q]uit"
 Checker = Callable[[str, Any], "str | None"]
 
 
@@ -41,7 +43,7 @@ def ask_decisions(
             continue
         shown = preview(name, args, workspace)
         console.print(call_panel(name, shown, index, total, request.get("description", "")))
-        decision = _ask_one(console, name, args, check)
+        decision = _ask_one(console, name, args, check, rerun=bool(request.get("rerun")))
         if decision is None:
             return None
         if decision.get("always"):
@@ -57,12 +59,20 @@ def ask_decisions(
     return decisions
 
 
-def _ask_one(console: Console, name: str, args: Any, check: Checker) -> dict[str, Any] | None:
+def _ask_one(
+    console: Console, name: str, args: Any, check: Checker, rerun: bool = False
+) -> dict[str, Any] | None:
+    choices = RERUN_CHOICES if rerun else CHOICES
     while True:
         try:
-            choice = console.input(Text(f"{CHOICES} > ", style="bold")).strip()
+            choice = console.input(Text(f"{choices} > ", style="bold")).strip()
         except (EOFError, KeyboardInterrupt):  # Ctrl-C at a review is q
             return None
+        if choice == "d" and rerun:
+            return {"type": "done"}
+        if choice == "A" and rerun:  # no "always" for a call that may run a second time
+            console.print(Text("not for a call that may have run: choose again", style="yellow"))
+            continue
         if choice == "a":
             return {"type": "approve"}
         if choice == "A":

@@ -138,3 +138,55 @@ def test_killed_at_the_review_prompt(agent: Agent) -> None:
     agent.server.push(text("Written."))
     assert agent.run("review", thread, "--approve", "all").returncode == 0
     assert (agent.workspace / "a.txt").read_text() == "x"
+
+
+def test_a_cut_off_call_is_pending_at_once_everywhere_and_can_be_marked_done(
+    agent: Agent,
+) -> None:
+    ws = agent.workspace
+    agent.server.push(tool_calls(("shell", {"command": f"echo x >> ran.log; {WAIT_FOR_GO}"})))
+    child = start(agent, "run", "run it", "-y")
+    kill_when(child, lambda: (ws / "ran.log").exists())
+    # no run in between: the index, the review list and the chat all show it straight away
+    row = only_thread(agent)
+    assert row["status"] == "awaiting_approval"
+    thread = row["thread_id"]
+    (listed,) = json.loads(agent.run("review", thread, "--json").stdout)
+    assert listed["call_id"] == "call_1" and listed["rerun"] == "started"
+    assert len(agent.server.requests) == 1  # nothing asked the model since the kill
+    shell = agent.spawn("resume", thread)
+    shell.expect("possibly partly run")
+    shell.expect(r"\[d\]one")
+    agent.server.push(text("Understood: its result is unknown."))
+    shell.sendline("d")
+    shell.expect("Understood: its result is unknown.")
+    shell.sendline("/exit")
+    shell.expect(pexpect.EOF)
+    told = agent.server.requests[-1]["messages"][-1]
+    assert told["tool_call_id"] == "call_1"
+    assert "marked this call as done; its result is unknown" in told["content"]
+    assert lines(ws / "ran.log") == 1  # not run again
+    assert only_thread(agent)["status"] == "idle"
+    (ws / "go").touch()
+
+
+def test_review_done_decides_a_cut_off_call_from_a_script(agent: Agent) -> None:
+    ws = agent.workspace
+    agent.server.push(tool_calls(("shell", {"command": f"echo x >> ran.log; {WAIT_FOR_GO}"})))
+    child = start(agent, "run", "run it", "-y")
+    kill_when(child, lambda: (ws / "ran.log").exists())
+    thread = only_thread(agent)["thread_id"]
+    parked = agent.run("run", "--thread", thread, "-y", "-o", "json")
+    assert parked.returncode == 3 and len(agent.server.requests) == 1
+    agent.server.push(text("Fine."))
+    decided = agent.run("review", thread, "--done", "call_1")
+    assert decided.returncode == 0, decided.stderr
+    assert "its result is unknown" in agent.server.requests[-1]["messages"][-1]["content"]
+    assert lines(ws / "ran.log") == 1
+    audit = [c["decision"] for c in exported_audit(agent, thread)]
+    assert "marked done" in audit
+    (ws / "go").touch()
+
+
+def exported_audit(agent: Agent, thread: str) -> list[dict]:
+    return json.loads(agent.run("threads", "export", thread, "--format", "json").stdout)["audit"]

@@ -277,3 +277,48 @@ def test_resume_server_shows_the_parked_review_first(dev: DevServer, cli: Agent)
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     assert (dev.workspace / "resumed.txt").read_text() == "x"
+
+
+MALFORMED = [
+    [{"type": "accept", "args": None}],  # an older Agent Inbox
+    "approve",
+    {"decisions": []},
+    {"decisions": [{"type": "approve"}, {"type": "approve"}]},
+    {"decisions": [{"type": "edit"}]},
+    {"decisions": [{"type": "edit", "edited_action": {"args": {"path": 5}}}]},
+]
+
+
+def _parked_thread(dev: DevServer, client, path: str) -> str:
+    dev.model.push(tool_calls(("write_file", {"path": path, "content": "x"})))
+    thread = client.threads.create()["thread_id"]
+    client.runs.wait(thread, "agent", input={"messages": [{"role": "user", "content": "go"}]})
+    return thread
+
+
+def test_malformed_answers_on_the_server_leave_the_review_answerable(dev: DevServer) -> None:
+    client = get_sync_client(url=dev.url, api_key=None)
+    thread = _parked_thread(dev, client, "malformed.txt")
+    for bad in MALFORMED:
+        client.runs.wait(thread, "agent", command=Command(resume=bad))
+        (waiting,) = client.threads.get_state(thread)["interrupts"]
+        assert waiting["value"]["error"].startswith("answer refused"), bad
+    assert not (dev.workspace / "malformed.txt").exists()
+    dev.model.push(text("Written."))
+    client.runs.wait(thread, "agent", command=Command(resume={"decisions": [{"type": "approve"}]}))
+    assert (dev.workspace / "malformed.txt").read_text() == "x"
+    assert not client.threads.get_state(thread)["interrupts"]
+
+
+def test_a_review_skipped_on_the_server_is_dismissed_and_the_model_told(dev: DevServer) -> None:
+    """Agent Chat UI: "Mark as resolved" (goto __end__), then a new message."""
+    client = get_sync_client(url=dev.url, api_key=None)
+    thread = _parked_thread(dev, client, "skipped.txt")
+    call_id = client.threads.get_state(thread)["interrupts"][0]["value"]["action_requests"][0]
+    client.runs.wait(thread, "agent", command=Command(goto="__end__"))
+    dev.model.push(text("It did not run."))
+    client.runs.wait(thread, "agent", input={"messages": [{"role": "user", "content": "next"}]})
+    assert not (dev.workspace / "skipped.txt").exists()
+    assert "not run" in _tool_message(dev, call_id["id"])["content"]
+    audit = client.threads.get_state(thread)["values"]["audit"]
+    assert [r["decision"] for r in audit if r["call_id"] == call_id["id"]] == ["dismissed"]

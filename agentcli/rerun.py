@@ -1,0 +1,91 @@
+"""Tool calls cut off by a crash: how they are asked about again, and how they are found.
+
+A tools task that LangGraph runs again because its result was never saved finds its call
+in the journal (journal.py) and asks the person before anything runs (`ask_again`). That
+question exists only once the task runs again, so a thread left by a crash would look as
+if nothing waited. `cut_off` finds the same calls without running anything: the thread's
+pending tools tasks whose result is not saved and whose journal key (call id and task
+namespace, "tools:<task id>") says they started. It gives each the question the task
+will ask, under the interrupt id LangGraph will give it, so an answer can be addressed to
+it before it is asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.types import Interrupt
+
+from agentcli.review import RERUN_DECISIONS, ask, audit_record, checked, review_request
+
+RERUN = {
+    "started": "possibly partly run: agentcli stopped while this call ran",
+    "finished": "it ran, but agentcli stopped before its result was saved",
+}
+REJECTED_AGAIN = "not run again: rejected by the user"
+MARKED_DONE = "not run again: the person marked this call as done; its result is unknown"
+NODE = "tools"
+
+
+def journal_key(call_id: str | None, checkpoint_ns: str) -> str:
+    """The journal's name for one call in one task (call ids alone repeat on some servers)."""
+    return f"{call_id} {checkpoint_ns}"
+
+
+def rerun_request(call: ToolCall, earlier: str) -> dict[str, Any]:
+    """The question for a call cut off by a crash: "done" is a choice only here."""
+    request = review_request([(call, RERUN[earlier])], RERUN_DECISIONS)
+    request["action_requests"][0]["rerun"] = earlier
+    return request
+
+
+def ask_again(
+    call: ToolCall, earlier: str, by_name: Mapping[str, BaseTool]
+) -> tuple[ToolCall | None, dict[str, Any]]:
+    """Ask about a cut-off call: (the call to run, possibly edited, or None) and the state
+    update to return instead of running it (its tool message and audit record)."""
+    checker: Callable[[Any], Any] = lambda answer: checked(  # noqa: E731
+        answer, [call], by_name, RERUN_DECISIONS
+    )
+    decision = ask(rerun_request(call, earlier), checker)[0]
+    who, by = decision.get("who") or "person", decision.get("by") or "person"
+    kind = decision["type"]
+    if kind in ("approve", "edit"):
+        args = decision["edited_action"]["args"] if kind == "edit" else call["args"]
+        outcome = "approved again" if kind == "approve" else "edited"
+        record = audit_record(call, outcome, who, by, ran_args=args, rerun=earlier)
+        return {**call, "args": args}, {"audit": [record]}
+    text = MARKED_DONE if kind == "done" else decision.get("message") or REJECTED_AGAIN
+    outcome = "marked done" if kind == "done" else "rejected"
+    message = ToolMessage(text, tool_call_id=call["id"] or "", name=call["name"], status="error")
+    feedback = decision.get("message") if kind == "reject" else None
+    record = audit_record(call, outcome, who, by, feedback=feedback, rerun=earlier)
+    return None, {"messages": [message], "audit": [record]}
+
+
+def cut_off(snapshot: Any, journal: Any, thread_id: str) -> list[Interrupt]:
+    """The questions a thread's cut-off calls will ask, found without running anything.
+
+    `snapshot` is a StateSnapshot (its `tasks` are the steps LangGraph would run next);
+    a call counts when its task has no saved result and the journal says it started.
+    """
+    tasks: Sequence[Any] = getattr(snapshot, "tasks", ())
+    pending = [t for t in tasks if t.name == NODE and t.result is None and not t.interrupts]
+    if journal is None or not pending:
+        return []
+    messages = snapshot.values.get("messages", [])
+    turn = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+    if turn is None:
+        return []
+    found = []
+    for task in pending:
+        namespace = f"{NODE}:{task.id}"
+        for call in turn.tool_calls:
+            earlier = journal.call_state(thread_id, journal_key(call["id"], namespace))
+            if earlier in RERUN:
+                found.append(Interrupt.from_ns(rerun_request(call, earlier), namespace))
+                break
+    return found
