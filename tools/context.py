@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tools.redaction import Redactor
+
 
 @dataclass
 class ToolContext:
@@ -21,3 +23,9 @@ class ToolContext:
     allow_private_urls: bool = False
     # a threading.Event set when the person interrupts the run (Ctrl-C): long tools stop
     cancel: Any = None
+    # environment variables (names or globs) tool processes get beyond the minimal set, and
+    # those they never get (tools.environment.tool_environment)
+    env_passthrough: tuple[str, ...] = ()
+    env_never: tuple[str, ...] = ("AGENTCLI_*",)
+    # replaces the session's secrets in tool output (tools.redaction); None: nothing to hide
+    redactor: Redactor | None = None
