@@ -25,8 +25,15 @@ _URL_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([^/\s:@]*):([^/\s@]+)@")
 class Redactor:
     """Replaces each known secret value, longest first, by ``[redacted LABEL]``."""
 
-    def __init__(self, secrets: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
+    def __init__(
+        self,
+        secrets: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+        *,
+        protected: Iterable[str] = (),
+    ) -> None:
         pairs = secrets.items() if isinstance(secrets, Mapping) else secrets
+        # values no tool environment may carry, under any name (the model's API key)
+        self.protected = frozenset(value for value in protected if value)
         labels: dict[str, str] = {}
         for label, value in pairs:
             for piece in _pieces(value):
@@ -37,6 +44,9 @@ class Redactor:
 
     def __bool__(self) -> bool:
         return self._pattern is not None
+
+    def __repr__(self) -> str:  # never the values
+        return f"Redactor({len(self._labels)} values of {len(set(self._labels.values()))} secrets)"
 
     @property
     def longest(self) -> int:

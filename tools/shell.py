@@ -125,7 +125,9 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
         runtime.stream_writer({"tool_output": text, "tool_call_id": runtime.tool_call_id})
 
     live = _Live(emit, context.redactor or None)
-    env = {**tool_environment(context.env_passthrough, never=context.env_never), **QUIET_ENV}
+    hidden = context.redactor.protected if context.redactor is not None else ()
+    passed = tool_environment(context.env_passthrough, never=context.env_never, never_values=hidden)
+    env = {**passed, **QUIET_ENV}
 
     deadline = time.monotonic() + limit
     try:
@@ -157,6 +159,7 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
         if stopped or timed_out:
             command_run.stop()  # the supervisor stops the command and all it started
         process.wait()
+        command_run.check_stopped()
         leftovers = command_run.had_leftovers()
         _pump(process.stdout, capture, time.monotonic() + DRAIN_GRACE, stop_on_exit=None)
         live.add(b"")

@@ -140,13 +140,13 @@ def main() -> None:
     if stop or not status:
         os._exit(128 + (stop[0] if stop else signal.SIGKILL))
     if os.WIFSIGNALED(status[0]):  # end as the command did, so the caller sees its signal
-        signum = os.WTERMSIG(status[0])
+        ended_by = os.WTERMSIG(status[0])
         try:
-            signal.signal(signum, signal.SIG_DFL)  # (SIGKILL and SIGSTOP have no handler)
+            signal.signal(ended_by, signal.SIG_DFL)  # (SIGKILL and SIGSTOP have no handler)
         except (OSError, ValueError):
             pass
-        os.kill(os.getpid(), signum)
-        os._exit(128 + signum)  # a signal whose default is to be ignored
+        os.kill(os.getpid(), ended_by)
+        os._exit(128 + ended_by)  # a signal whose default is to be ignored
     os._exit(os.waitstatus_to_exitcode(status[0]))
 
 

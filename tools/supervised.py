@@ -25,6 +25,13 @@ CLOSE_WAIT = 2.0  # seconds for a supervisor to clean up once its lifeline is cl
 
 _running: set[Supervised] = set()
 _lock = threading.Lock()
+_stopping = threading.Event()  # set by stop_all: the application is exiting
+
+
+class Stopped(BaseException):
+    """The application is exiting and stopped this command: what it printed is no result
+    (a BaseException, so that no tool node turns it into one and the call stays unfinished,
+    to be offered again for review when the thread resumes)."""
 
 
 class Supervised:
@@ -60,6 +67,11 @@ class Supervised:
         with contextlib.suppress(ProcessLookupError):
             self.process.send_signal(signal.SIGTERM)
 
+    def check_stopped(self) -> None:
+        """Raise Stopped if the application stopped every command (stop_all)."""
+        if _stopping.is_set():
+            raise Stopped("the application is exiting: the command was stopped")
+
     def had_leftovers(self) -> bool:
         """True if, after the command ended, the supervisor had processes left to stop."""
         self._lifeline.setblocking(False)
@@ -85,6 +97,7 @@ class Supervised:
 def stop_all(wait: float = 1.0) -> None:
     """Close every running command's lifeline, so each supervisor kills its tree, and wait
     up to ``wait`` seconds for them to be done: for signal handlers before exiting."""
+    _stopping.set()
     with _lock:
         running = list(_running)
     for item in running:
