@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from agentcli.config import Settings
 from tools.environment import is_credential, tool_environment
@@ -57,6 +58,35 @@ def tools_environment(settings: Settings) -> dict[str, str]:
     command's, the minimal set plus [tools] env_passthrough, never the model's key."""
     keys = (settings.api_key or "", os.environ.get(MODEL_KEY_VARIABLE, ""))
     return tool_environment(settings.env_passthrough, never=NEVER_PASS, never_values=keys)
+
+
+ERROR_CHANNEL = "__error__"  # where LangGraph saves a failed task's exception
+
+
+def redact_saved_errors(saver: Any, redactor: Redactor) -> None:
+    """Make ``saver`` store a failed task's error (LangGraph keeps it with the checkpoint:
+    a model error quoting the key, say) as its redacted text. The saver is the store's,
+    shared by sessions of one process: it is wrapped once and uses the latest redactor."""
+    saver._agentcli_redactor = redactor
+    if getattr(saver, "_agentcli_redacts", False):
+        return
+    saver._agentcli_redacts = True
+    put_writes, aput_writes = saver.put_writes, saver.aput_writes
+
+    def clean(writes: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        redact = saver._agentcli_redactor
+        return [
+            (channel, redact(repr(value)) if channel == ERROR_CHANNEL and redact else value)
+            for channel, value in writes
+        ]
+
+    def put(config: Any, writes: Sequence[tuple[str, Any]], *args: Any, **kw: Any) -> Any:
+        return put_writes(config, clean(writes), *args, **kw)
+
+    async def aput(config: Any, writes: Sequence[tuple[str, Any]], *args: Any, **kw: Any) -> Any:
+        return await aput_writes(config, clean(writes), *args, **kw)
+
+    saver.put_writes, saver.aput_writes = put, aput
 
 
 def hide_environment() -> None:

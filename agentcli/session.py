@@ -27,7 +27,12 @@ from agentcli.policy import Policy
 from agentcli.recall import Recall
 from agentcli.review import validate_args
 from agentcli.runevents import Translator, policy_decisions, review_in, stop_reason, title_of
-from agentcli.secrets import NEVER_PASS, hide_environment, session_redactor
+from agentcli.secrets import (
+    NEVER_PASS,
+    hide_environment,
+    redact_saved_errors,
+    session_redactor,
+)
 from agentcli.state import RunContext
 from agentcli.store import Store, ThreadRow, new_thread_id
 
@@ -123,6 +128,7 @@ class Session:
                 max_attempts=self.settings.max_retries + 1, max_interval=8.0, retry_on=transient
             )
             builder = build_graph(self.model, list(self.tools.values()), retry=retry)
+            redact_saved_errors(self.store.saver, self.redactor)
             self._graph = builder.compile(checkpointer=self.store.saver)
         return self._graph
 

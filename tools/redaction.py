@@ -62,9 +62,9 @@ class Redactor:
         """``cut``, moved back to the start of a secret that it would split."""
         if self._pattern is None or cut <= 0:
             return cut
-        for match in self._pattern.finditer(text, max(cut - self.longest, 0)):
-            if match.start() < cut < match.end():
-                return match.start()
+        for match in self._pattern.finditer(text):  # from 0: as redacting all of it would
+            if match.end() > cut:
+                return min(match.start(), cut)
         return cut
 
     def value(self, data: Any) -> Any:
