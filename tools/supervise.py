@@ -17,14 +17,15 @@ runs PROGRAM and waits for the first of:
   once.
 """
 
+import _signal as signal  # the C module: the `signal` wrapper imports enum (slow)
 import ctypes
 import os
 import select
-import signal
 import sys
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
 STOPPING = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
@@ -101,6 +102,10 @@ def main() -> None:
         signal.signal(signum, lambda signum, _: stop.append(signum))
     program = os.fork()
     if program == 0:
+        # its own process group, so that `kill 0` in the command spares the supervisor; and
+        # killed if the supervisor is (kill -9 $PPID), though not what it started then
+        os.setpgid(0, 0)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         signal.set_wakeup_fd(-1)
         for signum in (*STOPPING, signal.SIGCHLD):
             signal.signal(signum, signal.SIG_DFL)
