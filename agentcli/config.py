@@ -59,6 +59,7 @@ FIELDS: dict[str, Field] = {
             "enabled": Field("enabled", list),
             "disabled": Field("disabled", list),
             "modules": Field("modules", list),
+            "env_passthrough": Field("env_passthrough", list),
         },
         "mcp": {"servers": Field("mcp_servers", dict)},
     }.items()
@@ -74,6 +75,7 @@ STRING_LISTS = {
     "tools.enabled": "tool names",
     "tools.disabled": "tool names",
     "tools.modules": "module names or .py file paths",
+    "tools.env_passthrough": "environment variable names or globs",
 }
 SERVER_KEYS = {"command": str, "args": list, "env": dict, "url": str, "headers": dict}
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
@@ -115,6 +117,7 @@ class Settings:
     enabled: list[str] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
     modules: list[str] = field(default_factory=list)
+    env_passthrough: list[str] = field(default_factory=list)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     config_path: Path | None = None

@@ -23,7 +23,10 @@ CLOSED = {"BrokenResourceError", "ClosedResourceError", "EndOfStream"}  # anyio'
 
 
 def load_servers(
-    servers: dict[str, dict[str, Any]], max_chars: int, warn: Callable[[str], None]
+    servers: dict[str, dict[str, Any]],
+    max_chars: int,
+    warn: Callable[[str], None],
+    env: dict[str, str] | None = None,
 ) -> list[tuple[str, BaseTool]]:
     """(server name, tool) for every tool of every server that answers; a warning for the rest."""
     try:
@@ -32,7 +35,7 @@ def load_servers(
         names = ", ".join(servers)
         warn(f"MCP servers ({names}) skipped: the MCP client is not installed: {INSTALL_HINT}")
         return []
-    results = run_coroutine(_list_all(servers))
+    results = run_coroutine(_list_all(servers, env or {}))
     loaded: list[tuple[str, BaseTool]] = []
     for name, result in zip(servers, results, strict=True):
         if isinstance(result, BaseException):
@@ -42,8 +45,9 @@ def load_servers(
     return loaded
 
 
-def connection(server: dict[str, Any]) -> dict[str, Any]:
-    """The adapter's connection for one validated [mcp.servers.NAME] table."""
+def connection(server: dict[str, Any], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """The adapter's connection for one validated [mcp.servers.NAME] table. A stdio server
+    gets `env` (the tools' scrubbed environment: agentcli.secrets) plus its own env table."""
     if "url" in server:
         headers = server.get("headers")
         return {"transport": "streamable_http", "url": server["url"], "headers": headers}
@@ -51,20 +55,23 @@ def connection(server: dict[str, Any]) -> dict[str, Any]:
         "transport": "stdio",
         "command": server["command"],
         "args": list(server.get("args", [])),
-        "env": server.get("env"),
+        "env": {**(env or {}), **server.get("env", {})},
     }
 
 
-async def _list_all(servers: dict[str, dict[str, Any]]) -> list[list[BaseTool] | BaseException]:
+async def _list_all(
+    servers: dict[str, dict[str, Any]], env: dict[str, str]
+) -> list[list[BaseTool] | BaseException]:
     return await asyncio.gather(
-        *(_list(name, server) for name, server in servers.items()), return_exceptions=True
+        *(_list(name, server, env) for name, server in servers.items()), return_exceptions=True
     )
 
 
-async def _list(name: str, server: dict[str, Any]) -> list[BaseTool]:
+async def _list(name: str, server: dict[str, Any], env: dict[str, str]) -> list[BaseTool]:
     from langchain_mcp_adapters.tools import load_mcp_tools
 
-    listing = load_mcp_tools(None, connection=connection(server), server_name=name)  # type: ignore
+    link = connection(server, env)
+    listing = load_mcp_tools(None, connection=link, server_name=name)  # type: ignore
     try:
         return await asyncio.wait_for(listing, LIST_TIMEOUT)
     except TimeoutError:

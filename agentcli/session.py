@@ -28,6 +28,12 @@ from agentcli.recall import Recall
 from agentcli.rerun import cut_off
 from agentcli.review import checked, validate_args
 from agentcli.runevents import Translator, policy_decisions, review_in, stop_reason, title_of
+from agentcli.secrets import (
+    NEVER_PASS,
+    hide_environment,
+    redact_saved_errors,
+    session_redactor,
+)
 from agentcli.state import RunContext
 from agentcli.store import Store, ThreadRow, new_thread_id
 
@@ -49,6 +55,9 @@ class Session:
 
             tools = [item.tool for item in load_tools(settings, warn=self.warnings.append)]
         self.settings = settings
+        # the session's secrets: redacted from tool output and stored errors (secrets.py)
+        self.redactor = session_redactor(settings)
+        hide_environment()
         self.store = store
         self.policy = policy
         self.workspace = (workspace or Path.cwd()).resolve()
@@ -120,6 +129,7 @@ class Session:
                 max_attempts=self.settings.max_retries + 1, max_interval=8.0, retry_on=transient
             )
             builder = build_graph(self.model, list(self.tools.values()), retry=retry)
+            redact_saved_errors(self.store.saver, self.redactor)
             self._graph = builder.compile(checkpointer=self.store.saver)
         return self._graph
 
@@ -139,6 +149,9 @@ class Session:
             allow_private_urls=s.allow_private_urls,
             url_check=self.policy.redirect_refusal,
             protected_paths=self.policy.protected_paths(),
+            env_passthrough=tuple(s.env_passthrough),
+            env_never=NEVER_PASS,
+            redactor=self.redactor,
             policy=self.policy,
             max_steps=s.max_steps,
             max_invalid_turns=s.max_invalid_turns,
@@ -277,10 +290,12 @@ class Session:
             if context.cancel.is_set():  # Ctrl-C between steps: the run ended early
                 raise Interrupted("interrupted: the run stopped (/retry continues it)")
         except AgentcliError as known:
+            known.args = (self.redactor(str(known)),)
             self._record(self.state(), answers, str(known))
             raise
         except Exception as exc:
             error = explain(exc, self.settings) or AgentcliError(f"the run failed: {exc}")
+            error.args = (self.redactor(str(error)),)
             self._record(self.state(), answers, str(error))
             raise error from exc
         except BaseException:  # Ctrl-C, or the consumer stopped reading: keep the index true
@@ -322,9 +337,10 @@ class Session:
             status = "awaiting_approval" if self.pending(snapshot) else "idle"
         count = len(snapshot.values.get("messages", []))
         turn = self.row.turns if self.row else 0
+        error = self.redactor(error) if error else error
         with self.store.batch():
             for text in answers:
-                self.store.add_text(self.thread_id, turn, "assistant", text)
+                self.store.add_text(self.thread_id, turn, "assistant", self.redactor(text))
             if usage:
                 self.store.add_usage(self.thread_id, usage)
             self.store.update(self.thread_id, status=status, last_error=error, messages=count)

@@ -41,9 +41,21 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
                     return decided
                 task = {**task, "tool_call": again}
             journal.call_started(thread_id, key)
-        result = tool_node.invoke(task, config)
+        result = _redacted(tool_node.invoke(task, config), runtime.context.redactor)
         if journal is not None:
             journal.call_finished(thread_id, key)
         return {**result, **decided} if decided and isinstance(result, dict) else result
 
     return tools_node
+
+
+def _redacted(result: Any, redactor: Any) -> Any:
+    """The tool messages with the session's secrets replaced (tools.redaction), before
+    they reach the checkpoint and the model."""
+    if not redactor or not isinstance(result, dict):
+        return result
+    for message in result.get("messages", []):
+        if isinstance(message, ToolMessage):
+            message.content = redactor.value(message.content)
+            message.artifact = redactor.value(message.artifact)
+    return result

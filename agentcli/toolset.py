@@ -106,8 +106,10 @@ def load_tools(settings: Settings, *, warn: Warn) -> list[LoadedTool]:
         found += [(tool, f"module:{entry}") for tool in tools]
     if settings.mcp_servers:
         from agentcli.mcptools import load_servers
+        from agentcli.secrets import tools_environment
 
-        servers = load_servers(settings.mcp_servers, settings.max_output_chars, warn)
+        env = tools_environment(settings)
+        servers = load_servers(settings.mcp_servers, settings.max_output_chars, warn, env)
         found += [(tool, f"mcp:{server}") for server, tool in servers]
     seen: set[int] = set()  # a module may re-export a tool already loaded: the same object
     loaded = []

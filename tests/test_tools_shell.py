@@ -99,3 +99,38 @@ def test_huge_output_keeps_head_and_tail(tool_env: ToolEnv) -> None:
 def test_bad_timeout_is_refused(tool_env: ToolEnv) -> None:
     message = tool_env(shell, command="true", timeout=0)
     assert message.status == "error" and "timeout must be" in message.content
+
+
+def test_the_command_gets_a_scrubbed_environment(
+    tool_env: ToolEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-unit-0123456789abcdef")
+    monkeypatch.setenv("MY_TOOL_SETTING", "visible")
+    monkeypatch.setenv("MY_OTHER_SETTING", "hidden")
+    tool_env.context.env_passthrough = ("MY_TOOL_*",)
+    content = tool_env(shell, command="env").content
+    names = {line.split("=")[0] for line in content.splitlines()[1:]}
+    assert "MY_TOOL_SETTING" in names and "PATH" in names
+    assert not names & {"OPENAI_API_KEY", "MY_OTHER_SETTING"}
+
+
+def test_output_is_redacted(tool_env: ToolEnv) -> None:
+    from tools.redaction import Redactor
+
+    tool_env.context.redactor = Redactor({"DEMO_TOKEN": "tok-0123456789"})
+    content = tool_env(shell, command="echo tok-0123456789; echo fine").content
+    assert content == "exit code 0\n[redacted DEMO_TOKEN]\nfine\n"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc to find the child")
+def test_a_process_that_left_the_session_is_stopped_with_the_command(tool_env: ToolEnv) -> None:
+    pid_file = tool_env.workspace / "escaped.pid"
+    message = tool_env(
+        shell, command=f"setsid -f sh -c 'echo $$ > {pid_file}; sleep 30'; sleep 0.2"
+    )
+    assert message.content.startswith("exit code 0 (background processes it left running")
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 2
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child)

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tools.redaction import Redactor
+
 
 @dataclass
 class ToolContext:
@@ -29,3 +31,9 @@ class ToolContext:
     # tools.paths.path_matches): tools that read files beyond their argument, as
     # search_files does, skip them
     protected_paths: tuple[str, ...] = ()
+    # environment variables (names or globs) tool processes get beyond the minimal set, and
+    # those they never get (tools.environment.tool_environment)
+    env_passthrough: tuple[str, ...] = ()
+    env_never: tuple[str, ...] = ("AGENTCLI_*",)
+    # replaces the session's secrets in tool output (tools.redaction); None: nothing to hide
+    redactor: Redactor | None = None

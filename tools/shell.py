@@ -1,21 +1,28 @@
-"""shell: run a bash command in the workspace, in its own process group, with a timeout."""
+"""shell: run a bash command in the workspace, under a supervisor, with a timeout.
+
+The command gets a scrubbed environment (tools.environment: a minimal set plus the
+context's ``env_passthrough``), never the application's own. It runs under a supervisor
+(tools.supervised) that kills whatever it leaves behind, even processes that left its
+session, when it ends, times out, is cancelled, or when the application dies.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import selectors
-import signal
 import subprocess
 import time
 from collections.abc import Callable
 from typing import IO
 
 from tools.base import Runtime, ToolError, builtin_tool, context_of
+from tools.environment import tool_environment
 from tools.output import cap_output
+from tools.redaction import Redactor
+from tools.supervised import Supervised
 
 MAX_TIMEOUT = 3600.0
-TERM_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
+TERM_GRACE = 0.5  # seconds between SIGTERM and SIGKILL (the supervisor's)
 DRAIN_GRACE = 0.5  # seconds to collect output still in the pipe once the command is over
 QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 
@@ -42,6 +49,31 @@ class _Capture:
         return (self.head + self.tail).decode("utf-8", errors="replace")
 
 
+class _Live:
+    """The command's output for the live view, redacted. A secret may be cut between two
+    chunks, so the last ``longest - 1`` characters wait for the next chunk (or the end)."""
+
+    def __init__(self, emit: Callable[[str], None], redact: Redactor | None) -> None:
+        self.emit, self.redact = emit, redact
+        self.hold = max(redact.longest - 1, 0) if redact else 0
+        self.pending = ""
+
+    def add(self, chunk: bytes) -> None:
+        self.pending += chunk.decode("utf-8", errors="replace")
+        if self.redact is None:
+            self.flush()
+            return
+        cut = self.redact.safe_cut(self.pending, len(self.pending) - self.hold)
+        if cut > 0:
+            self.emit(self.redact(self.pending[:cut]))
+            self.pending = self.pending[cut:]
+
+    def flush(self) -> None:
+        if self.pending:
+            self.emit(self.redact(self.pending) if self.redact else self.pending)
+            self.pending = ""
+
+
 def _pump(
     stream: IO[bytes],
     capture: _Capture,
@@ -64,25 +96,6 @@ def _pump(
                 capture.add(chunk)
                 if on_chunk is not None:
                     on_chunk(chunk)
-
-
-def _kill_group(process: subprocess.Popen[bytes], grace: float) -> bool:
-    """Stop every process in the command's group: SIGTERM, then SIGKILL. True if any was left."""
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return False
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(process.pid, 0)
-        except ProcessLookupError:
-            return True
-        process.poll()
-        time.sleep(0.02)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    return True
 
 
 @builtin_tool
@@ -108,26 +121,31 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
     def cancelled() -> bool:
         return cancel is not None and cancel.is_set()
 
-    def progress(chunk: bytes) -> None:  # the latest output, for a live view of the run
-        text = chunk.decode("utf-8", errors="replace")
+    def emit(text: str) -> None:  # the latest output, for a live view of the run
         runtime.stream_writer({"tool_output": text, "tool_call_id": runtime.tool_call_id})
+
+    live = _Live(emit, context.redactor or None)
+    hidden = context.redactor.protected if context.redactor is not None else ()
+    passed = tool_environment(context.env_passthrough, never=context.env_never, never_values=hidden)
+    env = {**passed, **QUIET_ENV}
 
     deadline = time.monotonic() + limit
     try:
-        process = subprocess.Popen(
+        command_run = Supervised(
             ["bash", "-c", command],
+            grace=TERM_GRACE,
             cwd=context.workspace,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env={**os.environ, **QUIET_ENV},
+            env=env,
         )
     except OSError as exc:
         raise ToolError(f"cannot start bash in the workspace: {exc}") from exc
+    process = command_run.process
     assert process.stdout is not None
     try:
-        _pump(process.stdout, capture, deadline, process, on_chunk=progress, stop=cancelled)
+        _pump(process.stdout, capture, deadline, process, on_chunk=live.add, stop=cancelled)
         timed_out = False
         while not cancelled():  # the output may end (EOF) before the process does
             try:
@@ -138,12 +156,16 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
                     timed_out = True
                     break
         stopped = cancelled()
-        leftovers = _kill_group(process, TERM_GRACE)
+        if stopped or timed_out:
+            command_run.stop()  # the supervisor stops the command and all it started
         process.wait()
+        command_run.check_stopped()
+        leftovers = command_run.had_leftovers()
         _pump(process.stdout, capture, time.monotonic() + DRAIN_GRACE, stop_on_exit=None)
+        live.add(b"")
+        live.flush()
     finally:  # also when interrupted: never leave the command running
-        _kill_group(process, 0)
-        process.wait()
+        command_run.close()
         process.stdout.close()
     if stopped:
         status = "interrupted by the user (Ctrl-C): the command and its children were stopped"
@@ -153,7 +175,7 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
         status = f"exit code {process.returncode}"
         if leftovers:
             status += " (background processes it left running were stopped)"
-    output = capture.text()
+    output = context.redactor(capture.text()) if context.redactor else capture.text()
     body = cap_output(
         output or "(no output)",
         context.max_output_chars,

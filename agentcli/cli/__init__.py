@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import traceback
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -48,18 +50,36 @@ def _root(
         os.environ["AGENTCLI_DEBUG"] = "1"
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _on_stop_signal(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM, or SIGHUP (the terminal closed): stop the running tool commands and every
+    process they started, then leave with 128 + the signal. The run unwinds as on Ctrl-C,
+    so the thread stays resumable (a call cut short is offered again for review)."""
+    for other in STOP_SIGNALS:
+        signal.signal(other, signal.SIG_IGN)  # one stop is enough
+    supervised = sys.modules.get("tools.supervised")  # not loaded: no command ever ran
+    if supervised is not None:
+        supervised.stop_all()
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     """Entry point. Typer handles usage errors (exit 2) and Ctrl-C (exit 130); the
     project's errors become one line on stderr with their exit code, here and only here."""
     gcpolicy.starting()
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _on_stop_signal)
     try:
         app()
     except SystemExit as exc:
         gcpolicy.ending()
-        if exc.code == 130:  # Ctrl-C: what is done is on disk; do not wait for a request in flight
+        if exc.code in (130, *(128 + s for s in STOP_SIGNALS)):
+            # Ctrl-C or a stop signal: what is done is on disk; do not wait for a request in flight
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(130)
+            os._exit(int(exc.code))
         raise
     except AgentcliError as exc:
         _fail(exc, str(exc), exc.exit_code)

@@ -1,0 +1,137 @@
+"""Tool processes outliving agentcli (issue 13, item 8): an approved command, and whatever it
+starts, must die with agentcli, whether agentcli gets SIGHUP (terminal closed), SIGTERM or
+SIGKILL mid-command, and must not escape the command's end by leaving its session (setsid),
+nohup, disown or a double fork.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import AGENTCLI, Agent
+from tests.scripted_server import text, tool_calls
+
+# (name, command template): {f} is the file the escaped process would write, {m} a marker
+PAYLOADS_ESCAPE = [
+    ("background", "sh -c 'sleep 2; echo x > {f}; : {m}' & echo started"),
+    ("setsid", "setsid -f sh -c 'sleep 2; echo x > {f}; : {m}'; echo started"),
+    ("nohup", "nohup sh -c 'sleep 2; echo x > {f}; : {m}' >/dev/null 2>&1 & echo started"),
+    ("disown", "sh -c 'sleep 2; echo x > {f}; : {m}' & disown; echo started"),
+    ("double-fork", "(sh -c 'sleep 2; echo x > {f}; : {m}' &); echo started"),
+    ("setsid-double", "( setsid sh -c 'sleep 2; echo x > {f}; : {m}' & ) ; echo started"),
+    ("stopped", "sh -c 'kill -STOP $$; echo x > {f}; : {m}' & sleep 0.2; echo started"),
+    ("ignores-term", "setsid -f sh -c 'trap \"\" TERM HUP; sleep 2; echo x > {f}; : {m}'; echo ok"),
+]
+PAYLOADS_SIGNAL = [signal.SIGHUP, signal.SIGTERM, signal.SIGKILL]
+
+
+def _marked(marker: str) -> list[int]:
+    """Processes whose command line holds ``marker`` (this test's, nobody else's)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker.encode() in cmdline and state != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def _wait_for(predicate, timeout: float) -> bool:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+@pytest.mark.parametrize(("name", "template"), PAYLOADS_ESCAPE, ids=[p[0] for p in PAYLOADS_ESCAPE])
+def test_nothing_a_command_started_outlives_it(agent: Agent, name: str, template: str) -> None:
+    marker = f"agentcli-test-{uuid.uuid4().hex}"
+    target = agent.workspace / "escaped.txt"
+    command = template.format(f=target, m=marker)
+    agent.server.push(tool_calls(("shell", {"command": command})), text("done"))
+    result = agent.run("run", "go", "-y", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "done"
+    tool_result = agent.server.requests[1]["messages"][-1]["content"]
+    assert tool_result.startswith("exit code 0")
+    assert _marked(marker) == []
+    time.sleep(2.5)  # past the escaped process's sleep
+    assert not target.exists(), f"{name}: a process escaped and wrote the file"
+    assert _marked(marker) == []
+
+
+@pytest.mark.parametrize("signum", PAYLOADS_SIGNAL, ids=[s.name for s in PAYLOADS_SIGNAL])
+def test_a_running_command_dies_with_agentcli(agent: Agent, signum: signal.Signals) -> None:
+    marker = f"agentcli-test-{uuid.uuid4().hex}"
+    finished = agent.workspace / "finished.txt"
+    escaped = agent.workspace / "escaped.txt"
+    command = (
+        f"setsid -f sh -c 'sleep 3; echo x > {escaped}; : {marker}'; "
+        f"sleep 3; echo finished > {finished}; : {marker}"
+    )
+    agent.server.push(tool_calls(("shell", {"command": command})), text("done"))
+    process = subprocess.Popen(
+        [AGENTCLI, "run", "go", "-y", "-o", "json"],
+        env=agent.env,
+        cwd=agent.workspace,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert _wait_for(lambda: len(_marked(marker)) >= 2, 30), "the command never started"
+        process.send_signal(signum)
+        process.wait(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    expected = -signal.SIGKILL if signum == signal.SIGKILL else 128 + signum
+    assert process.returncode == expected
+    assert _wait_for(lambda: not _marked(marker), 3), "a tool process outlived agentcli"
+    time.sleep(3.5)
+    assert not finished.exists() and not escaped.exists()
+    assert _marked(marker) == []
+    # the thread is resumable, and the cut call is offered for review again, never re-run
+    # silently (a policy cannot approve a call that may have partly run)
+    thread_id = json.loads(agent.run("threads", "list", "--json").stdout)[0]["thread_id"]
+    again = agent.run("run", "--thread", thread_id, "-y", "-o", "json")
+    assert again.returncode == 3, again.stderr
+    assert json.loads(again.stdout)["status"] == "awaiting_approval"
+    assert not finished.exists()
+
+
+def test_a_command_that_ends_normally_keeps_its_output_and_code(agent: Agent) -> None:
+    """Legitimate use under the supervisor: output, exit code, a background job that ends
+    before the command does, and a job the command waits for."""
+    command = "echo out; echo err >&2; (sleep 0.2; echo bg) & wait; exit 4"
+    agent.server.push(tool_calls(("shell", {"command": command})), text("done"))
+    assert agent.run("run", "go", "-y").returncode == 0
+    assert agent.server.requests[1]["messages"][-1]["content"] == "exit code 4\nout\nerr\nbg\n"
+
+
+def test_a_command_that_kills_its_own_group_does_not_take_the_supervisor(agent: Agent) -> None:
+    """`kill 0` (as in `trap 'kill 0' EXIT`) signals the command's group: the supervisor is
+    not in it, so it still reports, and still stops what the command left behind."""
+    marker = f"agentcli-test-{uuid.uuid4().hex}"
+    target = agent.workspace / "escaped.txt"
+    command = f"setsid -f sh -c 'sleep 2; echo x > {target}; : {marker}'; echo hi; kill -9 0"
+    agent.server.push(tool_calls(("shell", {"command": command})), text("done"))
+    assert agent.run("run", "go", "-y").returncode == 0
+    result = agent.server.requests[1]["messages"][-1]["content"]
+    assert result.startswith("exit code -9") and "hi" in result
+    time.sleep(2.5)
+    assert not target.exists() and _marked(marker) == []
