@@ -217,6 +217,9 @@ def _plain_list(node: Any, source: bytes, out: list[tuple[str, ...]]) -> str:
 
 def _plain_command(node: Any, source: bytes) -> tuple[str, ...] | str:
     words: list[str] = []
+    for left, right in zip(node.children, node.children[1:], strict=False):
+        if left.end_byte == right.start_byte:  # `'a b'\;` is one word to bash, two here
+            return "words the parser split where bash does not"
     for child in node.children:
         target = child.children[0] if child.type == "command_name" else child
         if child.type == "command_name" and child.child_count != 1:
@@ -281,7 +284,7 @@ def _collect(node: Any, source: bytes, depth: int, found: list[Command]) -> None
     if kind == "ERROR" or node.is_missing:
         found.append(Command(UNKNOWN, "a syntax error: bash may read this part differently"))
     elif kind == "command":
-        words = _command_words(node, source, found)
+        words = _command_words(node, source)
         found.extend(expand(words, "", depth))
     elif re.search(r"[A-Za-z_]", _arithmetic_text(node, source)):
         found.append(Command(UNKNOWN, "arithmetic on a variable can run code the variable holds"))
@@ -297,16 +300,21 @@ def _collect(node: Any, source: bytes, depth: int, found: list[Command]) -> None
         _collect(child, source, depth, found)
 
 
-def _command_words(node: Any, source: bytes, found: list[Command]) -> Words:
+def _command_words(node: Any, source: bytes) -> Words:
     words: list[str | None] = []
+    end = -1
     for child in node.children:
-        if child.type == "command_name":
-            target = child.children[0] if child.child_count == 1 else None
-            words.append(word_value(target, source) if target is not None else None)
-        elif child.type in _WORD_TYPES:
-            words.append(word_value(child, source))
-        elif child.type not in ("variable_assignment", "file_redirect", "herestring_redirect"):
-            words.append(None)  # something the grammar knows and this module does not
+        if child.type in ("variable_assignment", "file_redirect", "herestring_redirect"):
+            end = -1
+            continue
+        target = child.children[0] if child.type == "command_name" else child
+        ok = target.type in _WORD_TYPES and (child.type != "command_name" or child.child_count == 1)
+        value = word_value(target, source) if ok else None  # None: not literal, or unknown here
+        if child.start_byte == end and words:  # the parser split one bash word in two
+            words[-1] = None if words[-1] is None or value is None else words[-1] + value
+        else:
+            words.append(value)
+        end = child.end_byte
     return tuple(words) or UNKNOWN
 
 

@@ -235,12 +235,10 @@ def _find(args: Words) -> Inner | None:
 
 
 def _flock(args: Words) -> Inner:
-    for at, word in enumerate(args):
-        if word is None:
-            return Inner(unknown="a word that is not literal")
-        if word in ("-c", "--command") and at + 1 < len(args):
-            return _script(args[at + 1 : at + 2], "a command string that is not literal")
+    """`flock [options] FILE command [args]` or `flock [options] FILE -c STRING`."""
     rest = _after_options(args, _spec("w E --timeout --conflict-exit-code", operands=1))
     if rest is None:
         return Inner(unknown="a word that is not literal")
+    if rest[:1] in (("-c",), ("--command",)):
+        return _script(rest[1:2], "a command string that is not literal")
     return Inner(commands=(rest,)) if rest else Inner()
