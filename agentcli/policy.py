@@ -3,6 +3,8 @@
 Order: denials first (flag, config list, deny rules), then the run's own flags
 (--auto-approve, --approve TOOL), then ask rules, then allows (config list, allow
 rules, tools the person allowed for this thread with `A`), then the default: ask.
+Shell rules read the command with a bash grammar (agentcli/shellmatch.py): a deny rule
+that may match a part of the line that cannot be read asks a person, before the flags.
 """
 
 from __future__ import annotations
