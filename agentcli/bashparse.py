@@ -99,7 +99,11 @@ def _parse(source: bytes) -> Any:
 
 @lru_cache(maxsize=512)
 def analyse(line: str) -> Analysis:
-    return _analyse(line, 0)
+    try:
+        return _analyse(line, 0)
+    except RecursionError:  # nested deeper than Python's stack: nothing is known
+        why = "nested too deep to read"
+        return Analysis(line, (Command(UNKNOWN, why),), None, why)
 
 
 def _analyse(line: str, depth: int) -> Analysis:

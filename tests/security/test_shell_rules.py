@@ -139,6 +139,11 @@ PAYLOADS_DENY = [
     "echo rm -f victim | sh",
     "bash <<< 'rm -f victim'",
     "sh <<EOF\nrm -f victim\nEOF",
+    "cat <<E'X'\nEX\nrm -f victim\n",
+    "cat <<-EX\n\tEX\nrm -f victim\n",
+    "cat <<E;cat <<F\nE\nF\nrm -f victim\n",
+    "cat <<$'E'\nE\nrm -f victim\n",
+    'cat <<E""\nE\nrm -f victim\n',
     "cmd=rm; $cmd -f victim",
     '"$(echo rm)" -f victim',
     "rm${IFS}-f${IFS}victim",
@@ -220,7 +225,7 @@ def test_harmless_commands_still_run_under_a_deny_rule(command: str) -> None:
 # -- through the installed command -------------------------------------------------------------
 
 E2E_ALLOW = PAYLOADS_ALLOW[::4]  # 13 of them, of every kind
-E2E_DENY = PAYLOADS_DENY[::5]  # 14 of them
+E2E_DENY = PAYLOADS_DENY[::5]  # 15 of them
 
 
 def tool_results(agent: Agent, request: int) -> dict[str, str]:

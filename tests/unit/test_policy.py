@@ -143,6 +143,14 @@ def test_the_analysis_lists_every_command_found() -> None:
     assert found == ["eval 'rm a'", "rm a  [eval string]", "<?>  [the command name is not literal]"]
 
 
+def test_lines_nested_too_deep_to_read_are_asked_about() -> None:
+    policy = Policy.build(rules=RULES, auto_approve=True)
+    for line in ["echo $(" * 1500 + "x" + ")" * 1500, "eval " * 40 + "rm -rf ~"]:
+        verdict = policy.decide("shell", {"command": line})
+        assert verdict.decision == "ask", verdict
+    assert shell_commands("git status $(" * 1500 + "x" + ")" * 1500) is None
+
+
 def test_the_parser_is_imported_on_first_use_only() -> None:
     code = (
         "import sys; from agentcli.policy import Policy; "
