@@ -3,6 +3,8 @@
 Order: denials first (flag, config list, deny rules), then the run's own flags
 (--auto-approve, --approve TOOL), then ask rules, then allows (config list, allow
 rules, tools the person allowed for this thread with `A`), then the default: ask.
+Shell rules read the command with a bash grammar (agentcli/shellmatch.py): a deny rule
+that may match a part of the line that cannot be read asks a person, before the flags.
 
 Path rules (file tools) match where the path leads, walked beneath the workspace as the tools
 walk it (tools.paths), relative to it: an allow rule matches only a path that resolves inside
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,6 @@ Decision = Literal["allow", "ask", "deny"]
 
 FETCH_TOOL = "fetch_url"
 FILE_TOOLS = {"read_file", "write_file", "edit_file", "list_dir", "search_files"}
-_OPERATORS = set(";&|<>()")
 
 
 @dataclass(frozen=True)
@@ -159,6 +159,8 @@ class Policy:
     def _rule(
         self, tool: str, args: Mapping[str, Any], decision: Decision, workspace: Path | None
     ) -> Verdict | None:
+        if tool == "shell":
+            return self._shell_rule(str(args.get("command", "")), decision)
         for number, rule in enumerate(self.rules, 1):
             if rule.decision != decision:
                 continue
@@ -173,8 +175,50 @@ class Policy:
             else:
                 hit = False
             if hit:
-                return Verdict(decision, f"rule {number} ({rule.tool} {rule.match or '*'})")
+                return Verdict(decision, _label(number, rule))
         return None
+
+    def _shell_rule(self, command: str, decision: Decision) -> Verdict | None:
+        """Shell rules, read with a bash grammar (agentcli/bashparse.py).
+
+        An allowed chain needs an allow rule for each of its commands. A deny or ask rule that
+        may match a part the parser cannot read (`$cmd -rf x`, `eval "$x"`) asks a person:
+        for a deny rule that comes before the flags, so --auto-approve cannot run it.
+        """
+        rules = [
+            (number, rule)
+            for number, rule in enumerate(self.rules, 1)
+            if rule.decision == decision and fnmatch.fnmatchcase("shell", rule.tool)
+        ]
+        if not rules:
+            return None
+        if wholesale := next(((n, r) for n, r in rules if r.match is None), None):
+            return Verdict(decision, _label(*wholesale))
+        from agentcli import shellmatch
+
+        if decision == "allow":
+            used: list[str] = []
+            parts = shellmatch.simple_commands(command)
+            for part in parts or [""]:  # "" (not plain, or empty) fits no pattern below
+                hit = next((n for n, r in rules if part and _fits(part, r.match)), None)
+                if hit is None:
+                    return None
+                used.append(_label(hit, self.rules[hit - 1]))
+            return Verdict("allow", " and ".join(dict.fromkeys(used)))
+        found = [(n, r, shellmatch.finds(command, str(r.match))) for n, r in rules]
+        if sure := next(((n, r) for n, r, how in found if how == "yes"), None):
+            return Verdict(decision, _label(*sure))
+        if unsure := next(((n, r) for n, r, how in found if how == "maybe"), None):
+            return Verdict("ask", f"{_label(*unsure)}, which the command may hide")
+        return None
+
+
+def _label(number: int, rule: Rule) -> str:
+    return f"rule {number} ({rule.tool} {rule.match or '*'})"
+
+
+def _fits(part: str, pattern: str | None) -> bool:
+    return pattern is not None and fnmatch.fnmatchcase(part, pattern)
 
 
 def _on_files(rule: Rule) -> bool:
@@ -211,15 +255,17 @@ def _relative_glob(pattern: str, workspace: Path | None) -> str:
 def matches(tool: str, args: Mapping[str, Any], pattern: str, decision: Decision) -> bool:
     """Does a rule's pattern match the call's main argument?
 
-    A shell command only satisfies an allow rule when it is one simple command (no
-    chaining, pipes, substitution or redirection); deny and ask rules match any part.
+    A shell command satisfies an allow rule only when bash would run nothing but plain simple
+    commands of literal words, each matching; deny and ask rules match any command found
+    anywhere in it (agentcli/shellmatch.py). "Maybe" is not a match here: Policy asks then.
     """
     if tool == "shell":
-        parts = shell_commands(str(args.get("command", "")))
+        from agentcli import shellmatch
+
+        command = str(args.get("command", ""))
         if decision == "allow":
-            return parts is not None and len(parts) == 1 and fnmatch.fnmatchcase(parts[0], pattern)
-        candidates = [part for part in parts or [] if part] or [str(args.get("command", ""))]
-        return any(fnmatch.fnmatchcase(part, pattern) for part in candidates)
+            return shellmatch.allows(command, pattern)
+        return shellmatch.finds(command, pattern) == "yes"
     subject = main_argument(tool, args)
     if "url" in args:
         pattern = host_pattern(pattern)  # spelt as hosts are: case, trailing dot, IDNA
@@ -252,22 +298,11 @@ def main_argument(
 
 
 def shell_commands(command: str) -> list[str] | None:
-    """Split a command line into its simple commands, or None when it substitutes.
+    """The line's simple commands in shell quoting, or None unless it is only plain ones.
 
-    Anything a prefix glob could be fooled by (`$(..)`, backticks, `${..}`, redirections,
-    newlines) makes the whole command unmatchable as an allow (None).
+    Read with a bash grammar: substitutions, redirections, expansions, globs, comments, `&`
+    and anything the parser cannot reduce to literal words make it None (agentcli/bashparse.py).
     """
-    if any(mark in command for mark in ("`", "$(", "${", "\n", "\r", "<", ">")):
-        return None
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    parts: list[list[str]] = [[]]
-    try:
-        for token in lexer:
-            if token and set(token) <= _OPERATORS:
-                parts.append([])
-            else:
-                parts[-1].append(token)
-    except ValueError:  # unbalanced quotes
-        return None
-    return [" ".join(words) for words in parts]  # an operator always makes a second part
+    from agentcli import shellmatch
+
+    return shellmatch.simple_commands(command)

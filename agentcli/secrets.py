@@ -80,11 +80,17 @@ def redact_saved_errors(saver: Any, redactor: Redactor) -> None:
             for channel, value in writes
         ]
 
-    def put(config: Any, writes: Sequence[tuple[str, Any]], *args: Any, **kw: Any) -> Any:
-        return put_writes(config, clean(writes), *args, **kw)
+    # `task_path` by name: LangGraph reads the signature, and without it stores no task path,
+    # which orders parallel tasks' writes by id on reload instead of by task
+    def put(
+        config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> Any:
+        return put_writes(config, clean(writes), task_id, task_path)
 
-    async def aput(config: Any, writes: Sequence[tuple[str, Any]], *args: Any, **kw: Any) -> Any:
-        return await aput_writes(config, clean(writes), *args, **kw)
+    async def aput(
+        config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> Any:
+        return await aput_writes(config, clean(writes), task_id, task_path)
 
     saver.put_writes, saver.aput_writes = put, aput
 

@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.redaction import Redactor
-
 
 @dataclass
 class ToolContext:
@@ -35,5 +33,6 @@ class ToolContext:
     # those they never get (tools.environment.tool_environment)
     env_passthrough: tuple[str, ...] = ()
     env_never: tuple[str, ...] = ("AGENTCLI_*",)
-    # replaces the session's secrets in tool output (tools.redaction); None: nothing to hide
-    redactor: Redactor | None = None
+    # replaces the session's secrets in tool output (a tools.redaction.Redactor); None: nothing
+    # to hide. Typed Any, as LangGraph Server builds a JSON schema of the context.
+    redactor: Any = None
