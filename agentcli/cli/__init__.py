@@ -52,6 +52,9 @@ def main() -> None:
     """Entry point. Typer handles usage errors (exit 2) and Ctrl-C (exit 130); the
     project's errors become one line on stderr with their exit code, here and only here."""
     gcpolicy.starting()
+    for stream in (sys.stdout, sys.stderr):  # a locale that cannot encode a mark: never crash
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         app()
     except SystemExit as exc:
@@ -70,5 +73,7 @@ def main() -> None:
 def _fail(exc: BaseException, message: str, code: int) -> None:
     if os.environ.get("AGENTCLI_DEBUG"):
         traceback.print_exception(exc)
-    print(f"agentcli: error: {message}", file=sys.stderr)
+    from agentcli.visible import visible
+
+    print(f"agentcli: error: {visible(message)}", file=sys.stderr)
     sys.exit(code)
