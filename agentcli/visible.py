@@ -29,7 +29,7 @@ _C0 = (
     "DLE DC1 DC2 DC3 DC4 NAK SYN ETB CAN EM SUB ESC FS GS RS US"
 ).split()
 NAMES = {chr(i): name for i, name in enumerate(_C0)} | {"\x7f": "DEL"}
-_BY_NAME = {name: char for char, name in NAMES.items()}
+_BY_NAME = {name: char for char, name in NAMES.items()} | {"SP": " "}
 
 # Printable by category, yet blank or acting on their neighbours: variation selectors, the
 # combining grapheme joiner, Mongolian variation selectors, Hangul fillers, braille blank.
@@ -55,16 +55,21 @@ def unsafe(char: str, multiline: bool = True) -> bool:
 
 
 def mark(char: str) -> str:
-    name = NAMES.get(char) or f"U+{ord(char):04X}"
+    name = NAMES.get(char) or ("SP" if char == " " else f"U+{ord(char):04X}")
     return f"{OPEN}{name}{CLOSE}"
 
 
-def parts(text: str, multiline: bool = True) -> list[tuple[str, bool]]:
-    """`text` as runs of (piece, is_mark), marks one character each."""
+_TRAILING = re.compile(r"[ \t]+(?=\n|$)")
+
+
+def parts(text: str, multiline: bool = True, trailing: bool = False) -> list[tuple[str, bool]]:
+    """`text` as runs of (piece, is_mark), marks one character each. `trailing` marks the
+    spaces and tabs that end a line too (they would not show, and in a command they count)."""
     out: list[tuple[str, bool]] = []
     start = 0
+    ends = {i for m in _TRAILING.finditer(text) for i in range(*m.span())} if trailing else ()
     for index, char in enumerate(text):
-        if unsafe(char, multiline):
+        if unsafe(char, multiline) or index in ends:
             if start < index:
                 out.append((text[start:index], False))
             out.append((mark(char), True))
@@ -74,14 +79,15 @@ def parts(text: str, multiline: bool = True) -> list[tuple[str, bool]]:
     return out
 
 
-def visible(text: object, multiline: bool = True) -> str:
+def visible(text: object, multiline: bool = True, trailing: bool = False) -> str:
     """`text` (str() of it, if not a string) with every unsafe character as a mark.
 
-    multiline=False also marks \n and \t: for names, ids, titles, paths, one-line fields."""
+    multiline=False also marks \n and \t: for names, ids, titles, paths, one-line fields.
+    trailing=True marks the blanks that end a line (the review shows every byte)."""
     text = text if isinstance(text, str) else str(text)
-    if text.isascii() and text.isprintable():
+    if text.isascii() and text.isprintable() and not (trailing and text.endswith(" ")):
         return text  # the common case, fast: no controls, no newlines or tabs
-    return "".join(piece for piece, _ in parts(text, multiline))
+    return "".join(piece for piece, _ in parts(text, multiline, trailing))
 
 
 def line(text: object) -> str:

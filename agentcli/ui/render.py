@@ -22,7 +22,7 @@ from agentcli.events import (
 )
 from agentcli.preview import Preview
 from agentcli.ui.safe import mark_spans, safe_line
-from agentcli.visible import visible
+from agentcli.visible import mark, visible
 
 if TYPE_CHECKING:
     from agentcli.ui.live import LiveView
@@ -123,9 +123,9 @@ def call_panel(name: str, preview: Preview, index: int, total: int, description:
 def highlighted(text: str, kind: str) -> list[Text]:
     """`text` made visible, coloured by its kind, as lines; marks in reverse video."""
     lexer = {"diff": "diff", "shell": "bash", "json": "json"}[kind]
-    shown = visible(text)
-    if kind == "diff" and shown.endswith("\n"):  # each diff line ends in one: no extra line
-        shown = shown[:-1]
+    if kind == "diff":  # each diff line ends in a newline: no empty line after the last
+        text = text.removesuffix("\n")
+    shown = visible(text, trailing=True).replace("\t", mark("\t"))  # a tab: which bytes?
     colour = Syntax(shown, lexer, theme="ansi_dark").highlight(shown)
     extra = len(colour.plain) - len(shown)
     if colour.plain.startswith(shown):  # the highlighter may add a newline at the end
