@@ -243,3 +243,81 @@ def test_a_lone_surrogate_never_breaks_output(agent: Agent, fmt: str) -> None:
     # valid JSON, the message in it (LangGraph's serialiser stores the surrogate as "?")
     contents = [m["data"]["content"] for m in json.loads(exported.stdout)["messages"]]
     assert any(c.startswith("half ") and c.endswith(" a surrogate") for c in contents)
+
+
+# ---------------------------------------------------------------------------------------
+# In process: the function itself, the renderers that use it, and the Markdown export.
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from agentcli.visible import dumps, visible  # noqa: E402
+
+ANY_TEXT = st.text(st.characters(codec=None), max_size=200)
+
+
+@given(ANY_TEXT, st.booleans(), st.booleans())
+def test_marks_are_one_to_one_and_leave_nothing_raw(text: str, multiline: bool, trailing: bool):
+    shown = visible(text, multiline, trailing)
+    assert unmark(shown) == text  # nothing lost, no text can pose as a mark
+    assert not RAW.search(shown)
+    assert multiline or ("\n" not in shown and "\t" not in shown)
+
+
+@given(ANY_TEXT)
+def test_plain_text_is_left_alone(text: str) -> None:
+    plain = "".join(c for c in text if c.isascii() and c.isprintable())
+    assert visible(plain) == plain
+
+
+@given(st.recursive(ANY_TEXT, lambda inner: st.lists(inner) | st.dictionaries(ANY_TEXT, inner)))
+def test_json_output_is_always_valid_and_exact(value: object) -> None:
+    text = dumps(value, indent=2)
+    text.encode("utf-8")  # never an encode error
+    assert json.loads(text) == value
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_the_panel_renders_no_raw_control(payload: str) -> None:
+    from rich.console import Console
+
+    from agentcli.preview import Preview
+    from agentcli.ui.render import call_panel
+
+    for colour in ("truecolor", None):
+        console = Console(width=60, color_system=colour, force_terminal=True, record=False)
+        with console.capture() as captured:
+            console.print(call_panel(payload, Preview("shell", payload), 1, 1, payload))
+        out = captured.get()
+        # Rich's own SGR codes are the only escapes, and only with colour
+        assert not RAW.search(re.sub(r"\x1b\[[0-9;]*m", "", out))
+        assert "\x1b" not in out or colour
+
+
+FENCE_BREAKERS = ["```\n# Injected heading\n```", "````\nx", "`", "a ``` b ```` c", "```json"]
+
+
+@pytest.mark.parametrize("result", FENCE_BREAKERS)
+def test_untrusted_text_cannot_leave_its_markdown_fence(result: str) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from agentcli.store import ThreadRow
+    from agentcli.transcript import to_markdown
+
+    call = {"id": "c1", "name": "read_file", "args": {"path": result}}
+    values = {
+        "messages": [
+            HumanMessage("hi"),
+            AIMessage("", tool_calls=[call]),
+            ToolMessage(result, tool_call_id="c1"),
+        ]
+    }
+    row = ThreadRow("t1", result, "idle", "now", "now", "/w", "m")
+    text = to_markdown(row, values)
+    from markdown_it import MarkdownIt  # CommonMark, as a reader's viewer parses it
+
+    tokens = MarkdownIt().parse(text)
+    headings = [t for t in tokens if t.type == "heading_open"]
+    assert len(headings) == 1  # the title's; nothing injected
+    blocks = [t.content for t in tokens if t.type == "fence"]
+    assert blocks == [json.dumps(call["args"], ensure_ascii=False) + "\n", result + "\n"]
