@@ -12,6 +12,7 @@ migrations (schema.py).
 
 from __future__ import annotations
 
+import re
 import uuid
 from abc import abstractmethod
 from collections.abc import Sequence
@@ -48,6 +49,16 @@ class ThreadRow:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """Text a database column can hold: a lone surrogate (a model's "\\ud800" escape, an
+    undecodable byte in argv) becomes U+FFFD. The index and search text only: the
+    checkpoints keep the messages exactly."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def new_thread_id() -> str:
@@ -121,6 +132,7 @@ class Store(ThreadLocks, JournalTables):
                 self._execute("INSERT INTO agentcli_migrations VALUES (?, ?)", (name, now()))
 
     def create(self, thread_id: str, title: str, workspace: str, model: str) -> ThreadRow:
+        title, workspace = storable(title), storable(workspace)
         stamp = now()
         row = ThreadRow(thread_id, title, "idle", stamp, stamp, workspace, model)
         self._execute(
@@ -131,6 +143,7 @@ class Store(ThreadLocks, JournalTables):
         return row
 
     def update(self, thread_id: str, **fields: Any) -> None:
+        fields = {k: storable(v) if isinstance(v, str) else v for k, v in fields.items()}
         fields["updated_at"] = now()
         assignments = ", ".join(f"{name} = ?" for name in fields)
         self._execute(
@@ -206,7 +219,8 @@ class Store(ThreadLocks, JournalTables):
 
     def add_text(self, thread_id: str, turn: int, role: str, text: str) -> None:
         self._execute(
-            "INSERT INTO agentcli_text VALUES (?, ?, ?, ?)", (thread_id, turn, role, text)
+            "INSERT INTO agentcli_text VALUES (?, ?, ?, ?)",
+            (thread_id, turn, role, storable(text)),
         )
 
     def add_usage(self, thread_id: str, usage: dict[str, int]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -10,6 +11,7 @@ from langchain_core.messages import messages_from_dict as _from_dicts
 from langchain_core.messages import messages_to_dict as _to_dicts
 
 from agentcli.store import ThreadRow
+from agentcli.visible import dumps, line, visible
 
 
 def entries(values: dict[str, Any]) -> list[dict[str, Any]]:
@@ -46,7 +48,7 @@ def to_json(row: ThreadRow, values: dict[str, Any]) -> str:
         "audit": values.get("audit", []),
         "allowed_tools": values.get("allowed_tools", []),
     }
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    return dumps(document, indent=2)
 
 
 def from_json(text: str) -> dict[str, Any]:
@@ -57,23 +59,42 @@ def from_json(text: str) -> dict[str, Any]:
 
 
 def to_markdown(row: ThreadRow, values: dict[str, Any]) -> str:
-    lines = [
-        f"# {row.title}",
-        "",
-        f"Thread `{row.thread_id}` · {row.model} · {row.workspace} · updated {row.updated_at}",
-    ]
+    """The thread to read: every untrusted string with its controls as visible marks
+    (agentcli.visible), code in fences longer than any run of backticks inside."""
+    about = f"{row.model} · {row.workspace} · updated {row.updated_at}"
+    lines = [f"# {line(row.title)}", "", f"Thread {code_span(row.thread_id)} · {line(about)}"]
     for entry in entries(values):
         speaker = "You" if entry["role"] == "user" else "Assistant"
         if entry["text"]:
-            lines += ["", f"**{speaker}:** {entry['text']}"]
+            lines += ["", f"**{speaker}:** {visible(entry['text'])}"]
         for call in entry.get("calls", []):
-            lines += ["", f"- tool `{call['tool']}` ({decision_text(call['decision'])})"]
-            lines += ["", "  ```json", f"  {json.dumps(call['args'], ensure_ascii=False)}", "  ```"]
+            decision = line(decision_text(call["decision"]))
+            lines += ["", f"- tool {code_span(call['tool'])} ({decision})"]
+            lines += ["", *_fenced(json.dumps(call["args"], ensure_ascii=False), "json")]
             if call["result"] is not None:
-                fence = "````" if "```" in call["result"] else "```"
-                lines += ["", f"  {fence}", *("  " + x for x in call["result"].splitlines())]
-                lines += [f"  {fence}"]
+                lines += ["", *_fenced(call["result"])]
     return "\n".join(lines) + "\n"
+
+
+def _fence(text: str) -> str:
+    """Backticks enough that no run inside `text` closes the fence or span early."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    return "`" * (longest + 1)
+
+
+def code_span(value: object) -> str:
+    """`value` on one line as inline code that no backtick inside can end."""
+    text = line(value)
+    fence = _fence(text)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _fenced(text: str, info: str = "") -> list[str]:
+    """A fenced code block, indented to sit in a list item."""
+    shown = visible(text).removesuffix("\n").split("\n")
+    fence = max(_fence(text), "```", key=len)
+    return [f"  {fence}{info}", *("  " + x for x in shown), f"  {fence}"]
 
 
 def decision_text(record: dict[str, Any] | None) -> str:

@@ -71,6 +71,9 @@ def main() -> None:
     gcpolicy.starting()
     for signum in STOP_SIGNALS:
         signal.signal(signum, _on_stop_signal)
+    for stream in (sys.stdout, sys.stderr):  # a locale that cannot encode a mark: never crash
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         app()
     except SystemExit as exc:
@@ -90,5 +93,7 @@ def main() -> None:
 def _fail(exc: BaseException, message: str, code: int) -> None:
     if os.environ.get("AGENTCLI_DEBUG"):
         traceback.print_exception(exc)
-    print(f"agentcli: error: {message}", file=sys.stderr)
+    from agentcli.visible import visible
+
+    print(f"agentcli: error: {visible(message)}", file=sys.stderr)
     sys.exit(code)

@@ -14,6 +14,7 @@ from agentcli.events import Done, Event, ReviewRequest
 from agentcli.model import cost_usd
 from agentcli.ui import make_console
 from agentcli.ui.input import MessageInput
+from agentcli.ui.safe import safe, styled
 
 if TYPE_CHECKING:
     from agentcli.cli.common import AnySession
@@ -103,7 +104,7 @@ class Chat:
         else:
             where, title = self.starting.where, self.starting.title
         about = f"{title} · {where}" if title is not None else f"new · {where}"
-        line = Text.assemble((f"thread {self.starting.thread_id}", "bold"), (f" · {about}", "dim"))
+        line = styled((f"thread {self.starting.thread_id}", "bold"), (f" · {about}", "dim"))
         self.console.print(line)
 
     def send(self, text: str) -> bool:
@@ -180,9 +181,9 @@ class Chat:
     def error(self, exc: AgentcliError) -> None:
         self.view.end()
         if isinstance(exc, Interrupted):
-            self.console.print(Text(str(exc), style="yellow"))
+            self.console.print(safe(str(exc), style="yellow"))
         else:
-            self.console.print(Text.assemble(("error: ", "red"), str(exc)))
+            self.console.print(styled(("error: ", "red"), (str(exc), ""), multiline=True))
 
     def bye(self, pending: bool) -> None:
         s = self._session
@@ -198,7 +199,7 @@ class Chat:
             thread_id, server = s.thread_id, server_flag(s)
         what = "calls are waiting for review" if pending else "to continue"
         hint = f"agentcli resume {thread_id}{server}"
-        self.console.print(Text(f"{what}: {hint}", style="dim"))
+        self.console.print(styled((f"{what}: {hint}", "dim")))
 
 
 def _where(session: AnySession) -> str:

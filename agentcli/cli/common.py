@@ -125,7 +125,9 @@ class Common:
 
 def warn(message: str) -> None:
     """One warning line on stderr: something is off, but the command goes on."""
-    print(f"agentcli: warning: {message}", file=sys.stderr)
+    from agentcli.visible import visible
+
+    print(f"agentcli: warning: {visible(message)}", file=sys.stderr)
 
 
 def make_policy(

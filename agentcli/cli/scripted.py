@@ -16,6 +16,8 @@ from agentcli.errors import AgentcliError
 from agentcli.events import Done, Event, ReviewRequest
 from agentcli.ui import make_console
 from agentcli.ui.render import Renderer
+from agentcli.ui.safe import safe_line
+from agentcli.visible import dumps, line
 
 if TYPE_CHECKING:
     from agentcli.cli.common import AnySession
@@ -26,14 +28,14 @@ EXIT_PARKED = 3
 def list_pending(pending: ReviewRequest | None, as_json: bool) -> None:
     requests = pending.action_requests if pending else []
     if as_json:
-        print(json.dumps([_pending_row(r) for r in requests], indent=2, ensure_ascii=False))
+        print(dumps([_pending_row(r) for r in requests], indent=2))
         return
     if not requests:
         print("no calls awaiting review")
     for request in requests:
         args = json.dumps(request["args"], ensure_ascii=False)
         note = f"  ({request.get('description')})" if request.get("rerun") else ""
-        print(f"{request['id']}  {request['name']}  {args}{note}")
+        print(line(f"{request['id']}  {request['name']}  {args}{note}"))
 
 
 def _pending_row(request: dict[str, Any]) -> dict[str, Any]:
@@ -74,7 +76,7 @@ class Scripted:
                     for key, value in event.usage.items():
                         self.usage[key] = self.usage.get(key, 0) + value
                 if self.output is OutputFormat.jsonl:
-                    print(json.dumps(event.to_dict(), ensure_ascii=False), flush=True)
+                    print(dumps(event.to_dict()), flush=True)
                 elif self.output is OutputFormat.text:
                     self.view.show(event)
         except AgentcliError as exc:
@@ -105,22 +107,19 @@ class Scripted:
             }
             if error:
                 result["error"] = error
-            print(json.dumps(result, indent=2, ensure_ascii=False))
+            print(dumps(result, indent=2))
         elif self.output is OutputFormat.jsonl and error:
-            print(json.dumps({"type": "error", "thread_id": thread_id, "message": error}))
+            print(dumps({"type": "error", "thread_id": thread_id, "message": error}))
         elif self.output is OutputFormat.text and pending:
-            err = self.view.info
-            err.print(
-                f"waiting for review: {len(pending)} call(s) in thread {thread_id}", markup=False
-            )
+            say = self.view.info.print
+            say(safe_line(f"waiting for review: {len(pending)} call(s) in thread {thread_id}"))
             for request in pending:
-                err.print(
-                    f"  {request['id']}  {request['name']}  {json.dumps(request['args'])}",
-                    markup=False,
-                )
+                args = json.dumps(request["args"], ensure_ascii=False)
+                say(safe_line(f"  {request['id']}  {request['name']}  {args}"))
             server = server_flag(self.session)
-            err.print(
-                f"decide with: agentcli review {thread_id}{server} --approve all"
-                f"  (or: agentcli run --thread {thread_id}{server} --auto-approve)",
-                markup=False,
+            say(
+                safe_line(
+                    f"decide with: agentcli review {thread_id}{server} --approve all"
+                    f"  (or: agentcli run --thread {thread_id}{server} --auto-approve)"
+                )
             )

@@ -20,6 +20,7 @@ from agentcli.config import FIELDS, SECRET_KEYS, Settings, default_config_path
 from agentcli.dburl import database_label, mask_url
 from agentcli.errors import AgentcliError, UsageError
 from agentcli.ui import make_console
+from agentcli.visible import dumps, line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -126,14 +127,17 @@ def show(
     """Print the effective settings and where each comes from (secrets masked)."""
     report = describe(common.settings(), common.workspace)
     if as_json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(dumps(report, indent=2))
         return
     file = report["config_file"]
     if not report["config_file_exists"]:
         file = f"none (agentcli config init writes {file})"
-    print(f"config file  {file}\ndatabase     {report['database']}")
-    print(f"workspace    {report['workspace']}\n")
-    rows = [(key, _text(item["value"]), item["source"]) for key, item in report["settings"].items()]
+    print(line(f"config file  {file}") + "\n" + line(f"database     {report['database']}"))
+    print(line(f"workspace    {report['workspace']}") + "\n")
+    rows = [
+        (key, _text(item["value"]), line(item["source"]))
+        for key, item in report["settings"].items()
+    ]
     key_width = max(len(row[0]) for row in rows)
     value_width = max(len(row[1]) for row in rows)
     for key, value, source in rows:
@@ -147,7 +151,8 @@ def _text(value: Any) -> str:
         text = value
     else:
         text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= SHOW_WIDTH else text[: SHOW_WIDTH - 1] + "…"
+    text = text if len(text) <= SHOW_WIDTH else text[: SHOW_WIDTH - 1] + "…"
+    return line(text)
 
 
 @dataclass
@@ -198,10 +203,10 @@ def doctor(
 
 
 def _print(console: Console, check: Check) -> None:
-    from rich.text import Text
+    from agentcli.ui.safe import styled
 
     mark, style = {True: ("✓", "green"), False: ("✗", "bold red"), None: ("-", "dim")}[check.ok]
-    console.print(Text.assemble((mark, style), " ", (f"{check.name}:", "bold"), " ", check.detail))
+    console.print(styled((mark, style), " ", (f"{check.name}:", "bold"), " ", check.detail))
 
 
 def _config_check(settings: Settings) -> Check:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from agentcli.errors import AgentcliError, UsageError
+from agentcli.ui.safe import styled
 
 if TYPE_CHECKING:
     from agentcli.cli.chatloop import Chat
@@ -30,7 +31,7 @@ def run_command(chat: Chat, line: str) -> bool:
     name, _, arg = line.partition(" ")
     found = HANDLERS.get(name)
     if found is None:
-        chat.console.print(Text(f"unknown command {name}: /help lists them", style="yellow"))
+        chat.console.print(styled((f"unknown command {name}: /help lists them", "yellow")))
         return True
     try:
         return found[1](chat, arg.strip())
@@ -49,7 +50,7 @@ def local(chat: Chat, name: str) -> Session:
 
 
 def say(chat: Chat, text: str, style: str = "dim") -> bool:
-    chat.console.print(Text(text, style=style))
+    chat.console.print(styled((text, style)))
     return True
 
 
@@ -82,7 +83,7 @@ def _threads(chat: Chat, arg: str) -> bool:
     where = None if s.workspace is None else str(s.workspace)  # remote: the whole server
     for row in s.store.recent(10, workspace=where):
         mark = "*" if row.thread_id == s.thread_id else " "
-        chat.console.print(Text(f"{mark} {row.thread_id}  {row.status:<17}  {row.title}"))
+        chat.console.print(styled(f"{mark} {row.thread_id}  {row.status:<17}  {row.title}"))
     return True
 
 
@@ -106,9 +107,9 @@ def _history(chat: Chat, arg: str) -> bool:
     for entry in entries(history.values(s.store, s.thread_id)):
         if entry["text"]:
             who = "you" if entry["role"] == "user" else "assistant"
-            chat.console.print(Text.assemble((f"{who}: ", "bold cyan"), entry["text"]))
+            chat.console.print(styled((f"{who}: ", "bold cyan"), entry["text"], multiline=True))
         for call in entry.get("calls", []):
-            chat.console.print(Text(f"  → {call['tool']} {decision_text(call['decision'])}"))
+            chat.console.print(styled(f"  → {call['tool']} {decision_text(call['decision'])}"))
     return True
 
 
@@ -145,7 +146,7 @@ def _tools(chat: Chat, arg: str) -> bool:
     allowed = s.state().values.get("allowed_tools", []) if s.row else []
     for name in s.tools:
         verdict = s.policy.decide(name, {}, allowed, workspace=s.workspace)
-        chat.console.print(Text(f"{name:<20} {verdict.decision:<5} ({verdict.by})"))
+        chat.console.print(styled(f"{name:<20} {verdict.decision:<5} ({verdict.by})"))
     return True
 
 

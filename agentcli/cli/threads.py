@@ -12,6 +12,7 @@ import typer
 from agentcli.cli.common import Common, common_options
 from agentcli.errors import UsageError
 from agentcli.ui import make_console
+from agentcli.visible import dumps, line
 
 if TYPE_CHECKING:
     from agentcli.store import Store, ThreadRow
@@ -51,7 +52,7 @@ def list_threads(
             settle_stale(index)
     rows = index.recent(limit, status=status, search=search, workspace=where)
     if as_json:
-        print(json.dumps([row.as_dict() for row in rows], indent=2, ensure_ascii=False))
+        print(dumps([row.as_dict() for row in rows], indent=2))
         return
     if not rows:
         print("no threads yet: start one with agentcli chat")
@@ -96,23 +97,25 @@ def show(
     store, row = _open(common, thread_id)
     turns = entries(history.values(store, row.thread_id))
     if as_json:
-        print(json.dumps({"thread": row.as_dict(), "entries": turns}, indent=2, ensure_ascii=False))
+        print(dumps({"thread": row.as_dict(), "entries": turns}, indent=2))
         return
-    from rich.text import Text
+    from agentcli.ui.safe import styled
 
     console = make_console()
-    console.print(Text(f"thread {row.thread_id} · {row.title} · {row.status}", style="bold"))
-    console.print(Text(f"{row.model} · {row.workspace} · {row.updated_at}", style="dim"))
+    console.print(styled((f"thread {row.thread_id} · {row.title} · {row.status}", "bold")))
+    console.print(styled((f"{row.model} · {row.workspace} · {row.updated_at}", "dim")))
     for turn in turns:
         if turn["text"]:
             who = "you" if turn["role"] == "user" else "assistant"
-            console.print(Text.assemble((f"\n{who}: ", "bold cyan"), turn["text"]))
+            console.print()
+            console.print(styled((f"{who}: ", "bold cyan"), turn["text"], multiline=True))
         for call in turn.get("calls", []):
             args = json.dumps(call["args"], ensure_ascii=False)
-            console.print(Text(f"  → {call['tool']} {args}", style="cyan"))
-            console.print(Text(f"    {decision_text(call['decision'])}", style="yellow"))
-            for line in (call["result"] or "").splitlines()[:SHOW_RESULT_LINES]:
-                console.print(Text(f"    │ {line}", style="dim"))
+            console.print(styled((f"  → {call['tool']} {args}", "cyan")))
+            console.print(styled((f"    {decision_text(call['decision'])}", "yellow")))
+            result = (call["result"] or "").removesuffix("\n")
+            for text in result.split("\n")[:SHOW_RESULT_LINES] if result else []:
+                console.print(styled((f"    │ {text}", "dim")))
 
 
 @app.command("export")
@@ -131,7 +134,7 @@ def export(
 
     store, row = _open(common, thread_id)
     values = history.values(store, row.thread_id)
-    sys.stdout.write(
+    sys.stdout.write(  # JSON is exact data (controls escaped); Markdown shows them as marks
         to_json(row, values) + "\n" if fmt is ExportFormat.json else to_markdown(row, values)
     )
 
@@ -154,10 +157,10 @@ def delete(
     if not yes:
         if not sys.stdin.isatty():
             raise UsageError(f"deleting thread {row.thread_id} needs --yes when not at a terminal")
-        if not typer.confirm(f"Delete thread {row.thread_id} ({row.title})?"):
+        if not typer.confirm(line(f"Delete thread {row.thread_id} ({row.title})?")):
             raise typer.Exit(1)
     store.delete(row.thread_id)
-    print(f"deleted thread {row.thread_id}")
+    print(line(f"deleted thread {row.thread_id}"))
 
 
 @app.command("rename")
@@ -173,7 +176,7 @@ def rename(
     if not title.strip():
         raise UsageError("the title is empty")
     store.rename(row.thread_id, title.strip())
-    print(f"renamed thread {row.thread_id}: {title.strip()}")
+    print(line(f"renamed thread {row.thread_id}: {title.strip()}"))
 
 
 @app.command("fork")
@@ -193,8 +196,8 @@ def fork(
 
     store, row = _open(common, thread_id)
     new = history.fork(store, row, new_thread_id(), at)
-    print(new.thread_id)
-    print(f"forked from {row.thread_id}: agentcli resume {new.thread_id}", file=sys.stderr)
+    print(line(new.thread_id))
+    print(line(f"forked from {row.thread_id}: agentcli resume {new.thread_id}"), file=sys.stderr)
 
 
 @app.command("history")
@@ -213,10 +216,10 @@ def show_history(
     store, row = _open(common, thread_id)
     turns = history.turns(store, row.thread_id)
     if as_json:
-        print(json.dumps([asdict(turn) for turn in turns], indent=2, ensure_ascii=False))
+        print(dumps([asdict(turn) for turn in turns], indent=2))
         return
     for turn in turns:
         text = " ".join(turn.text.split())
         clipped = text if len(text) <= 60 else text[:59] + "…"
         when = turn.at[:19].replace("T", " ")
-        print(f"{turn.number:>4}  {when}  {turn.checkpoint_id or '-':<36}  {clipped}")
+        print(line(f"{turn.number:>4}  {when}  {turn.checkpoint_id or '-':<36}  {clipped}"))

@@ -46,7 +46,7 @@ def tools(
             }
         )
     if as_json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(rows, indent=2))  # ASCII: controls and surrogates escaped
         return
     if not rows:
         print("no tools (see [tools] in the config)")

@@ -7,6 +7,8 @@ import shutil
 import sys
 from collections.abc import Sequence
 
+from agentcli.visible import line
+
 
 def columns(headers: Sequence[str] | None, rows: Sequence[Sequence[str]], flex: int) -> str:
     """The rows as left-aligned columns two spaces apart, headers first if given.
@@ -15,7 +17,7 @@ def columns(headers: Sequence[str] | None, rows: Sequence[Sequence[str]], flex: 
     piped, nothing is cut (the full text is what a script wants).
     """
     table = [list(headers)] if headers else []
-    table += [[" ".join(str(cell).split()) for cell in row] for row in rows]
+    table += [[" ".join(line(cell).split()) for cell in row] for row in rows]  # marks, 1 line
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     if sys.stdout.isatty():
         room = (
@@ -25,8 +27,8 @@ def columns(headers: Sequence[str] | None, rows: Sequence[Sequence[str]], flex: 
         )
         widths[flex] = max(min(widths[flex], room), 10)
     lines = []
-    for line in table:
-        cells = [_fit(cell, width) for cell, width in zip(line, widths, strict=True)]
+    for row in table:
+        cells = [_fit(cell, width) for cell, width in zip(row, widths, strict=True)]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
 

@@ -13,6 +13,9 @@ from rich.live import Live
 from rich.markdown import Markdown
 from rich.text import Text
 
+from agentcli.ui.safe import safe_line
+from agentcli.visible import visible
+
 LIVE_LINES = 8  # the tail of the answer that may still change
 OUTPUT_LINES = 4  # of a running tool's output
 RENDER_EVERY_S = 0.05
@@ -31,9 +34,13 @@ class Status:
     def __rich__(self) -> Text:
         elapsed = time.monotonic() - self.started
         frame = FRAMES[int(elapsed * 10) % len(FRAMES)]
-        text = Text(f"{frame} {self.label} {elapsed:.1f}s", style="dim")
-        for line in self.output.splitlines()[-OUTPUT_LINES:]:
-            text.append("\n  " + line[:200], style="dim italic")
+        text = Text(f"{frame} ", style="dim")
+        text.append_text(safe_line(self.label, "dim"))
+        text.append(f" {elapsed:.1f}s", style="dim")
+        lines = self.output.rstrip("\n").split("\n") if self.output else []
+        for line in lines[-OUTPUT_LINES:]:  # not splitlines: a \r is shown, not obeyed
+            text.append("\n  ", style="dim italic")
+            text.append_text(safe_line(line[:200], "dim italic"))
         return text
 
 
@@ -80,7 +87,9 @@ class LiveView:
 
     def _lines(self) -> list[Text]:
         options = self.console.options.update(width=self.console.width)
-        rendered = self.console.render_lines(Markdown(self.text), options, pad=False)
+        # marks for controls; links as "text (url)", never a hidden OSC 8 target
+        shown = Markdown(visible(self.text), hyperlinks=False)
+        rendered = self.console.render_lines(shown, options, pad=False)
         return [Text.assemble(*((s.text, s.style or "") for s in line)) for line in rendered]
 
     def _show(self) -> None:

@@ -17,7 +17,9 @@ from rich.text import Text
 from agentcli.events import ReviewRequest
 from agentcli.preview import preview
 from agentcli.ui.render import call_panel
+from agentcli.ui.safe import styled
 
+ALWAYS = " (always, for this thread)"
 CHOICES = "[a]pprove  [e]dit  [f]eedback  [r]eject  [A]lways  [q]uit"
 # a call cut off by a crash may have run: it can be marked done instead of run again
 RERUN_CHOICES = "[a]pprove again  [e]dit  [d]one  [f]eedback  [r]eject  [q]uit"
@@ -38,7 +40,7 @@ def ask_decisions(
     for index, request in enumerate(review.action_requests, 1):
         name, args = request["name"], request["args"]
         if name in always:
-            console.print(Text(f"approved {name} (always, for this thread)", style="green"))
+            console.print(styled(("approved ", "green"), (name, "green"), (ALWAYS, "green")))
             decisions.append({"type": "approve"})
             continue
         shown = preview(name, args, workspace)
@@ -49,11 +51,13 @@ def ask_decisions(
         if decision.get("always"):
             always.add(name)
             console.print(
-                Text(
-                    f"{name} is allowed for the rest of this thread. To allow it everywhere,\n"
-                    f'add to your config:  [approval] allow = ["{name}"]',
-                    style="dim",
+                styled(
+                    (name, "dim"),
+                    (" is allowed for the rest of this thread. To allow it everywhere,", "dim"),
                 )
+            )
+            console.print(  # json.dumps: ASCII, controls escaped, quoted for TOML
+                Text(f"add to your config:  [approval] allow = [{json.dumps(name)}]", "dim")
             )
         decisions.append(decision)
     return decisions
@@ -95,7 +99,7 @@ def _ask_one(
                 continue
             problem = check(name, edited)
             if problem:
-                console.print(Text.assemble(("edit refused: ", "red"), problem))
+                console.print(styled(("edit refused: ", "red"), problem))
                 continue
             return {"type": "edit", "edited_action": {"name": name, "args": edited}}
         else:
@@ -113,7 +117,7 @@ def _edit(console: Console, args: Any) -> Any:
             result = subprocess.run([*shlex.split(editor), handle.name], check=False)
             text = Path(handle.name).read_text(encoding="utf-8")
         except OSError as exc:
-            console.print(Text.assemble((f"cannot run editor {editor!r}: ", "red"), str(exc)))
+            console.print(styled((f"cannot run editor {editor!r}: ", "red"), str(exc)))
             return None
         finally:
             Path(handle.name).unlink(missing_ok=True)
@@ -121,9 +125,7 @@ def _edit(console: Console, args: Any) -> Any:
             console.print(Text(f"editor exited with status {result.returncode}", style="red"))
             return None
     else:
-        console.print(
-            Text.assemble(("current arguments: ", "dim"), json.dumps(args, ensure_ascii=False))
-        )
+        console.print(styled(("current arguments: ", "dim"), json.dumps(args, ensure_ascii=False)))
         try:
             text = console.input("new arguments as JSON > ")
         except (EOFError, KeyboardInterrupt):  # Ctrl-C: no edit, choose again
@@ -131,5 +133,5 @@ def _edit(console: Console, args: Any) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        console.print(Text.assemble(("edit refused: ", "red"), f"not valid JSON ({exc})"))
+        console.print(styled(("edit refused: ", "red"), f"not valid JSON ({exc})"))
         return None

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
@@ -20,6 +21,8 @@ from agentcli.events import (
     ToolResult,
 )
 from agentcli.preview import Preview
+from agentcli.ui.safe import mark_spans, safe_line
+from agentcli.visible import mark, visible
 
 if TYPE_CHECKING:
     from agentcli.ui.live import LiveView
@@ -55,7 +58,8 @@ class Renderer:
             if self.live:
                 self.live.add_text(event.text)
                 return
-            self.out.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
+            shown = visible(event.text)
+            self.out.print(shown, end="", markup=False, highlight=False, soft_wrap=True)
             self._mid_line = not event.text.endswith("\n")
         elif isinstance(event, AssistantMessage):
             self.end_line()
@@ -63,9 +67,13 @@ class Renderer:
                 self.live.finish_text()
             for call in event.tool_calls:
                 args = json.dumps(call["args"], ensure_ascii=False)
-                self.info.print(Text(f"→ {call['name']} {_clip(args, 100)}", style="cyan"))
+                arrow = Text("→ ", style="cyan")
+                arrow.append_text(safe_line(call["name"], "cyan"))
+                arrow.append_text(safe_line(" " + _clip(args, 100), "cyan"))
+                self.info.print(arrow)
             if self.live and event.tool_calls:
-                self.live.begin("running " + ", ".join(c["name"] for c in event.tool_calls))
+                names = ", ".join(c["name"] for c in event.tool_calls)
+                self.live.begin("running " + names)  # the status line makes it safe
         elif isinstance(event, ToolResult):
             self.end_line()
             self.info.print(fold(event))
@@ -85,24 +93,80 @@ class Renderer:
 
 def fold(result: ToolResult) -> Text:
     """A tool result folded to a few lines, with its full length."""
-    lines = result.content.splitlines() or [""]
+    lines = result.content.removesuffix("\n").split("\n")  # not splitlines: \r is shown
     mark, style = ("✗", "red") if result.status == "error" else ("✓", "green")
-    text = Text(f"{mark} {result.name}", style=style)
+    text = Text(f"{mark} ", style=style)
+    text.append_text(safe_line(result.name, style))
     text.append(f" ({len(lines)} lines, {len(result.content)} chars)\n", style="dim")
-    shown = lines[:FOLD_LINES]
-    text.append("\n".join("  " + _clip(line, 160) for line in shown), style="dim")
+    for number, shown in enumerate(lines[:FOLD_LINES]):
+        text.append("\n  " if number else "  ", style="dim")
+        text.append_text(safe_line(_clip(shown, 160), "dim"))
     if len(lines) > FOLD_LINES:
         text.append(f"\n  … {len(lines) - FOLD_LINES} more lines", style="dim italic")
     return text
 
 
 def call_panel(name: str, preview: Preview, index: int, total: int, description: str) -> Panel:
-    lexer = {"diff": "diff", "shell": "bash", "json": "json"}[preview.kind]
-    body = Syntax(preview.text.rstrip("\n"), lexer, theme="ansi_dark", word_wrap=True)
-    counter = f" ({index}/{total})" if total > 1 else ""
+    """The call as it will run: every character shown (controls as marks), lines numbered
+    so a newline is plain to see, long lines wrapped, never cut."""
+    title = safe_line(name, "bold")
+    if total > 1:
+        title.append(f" ({index}/{total})")
     return Panel(
-        body, title=f"[bold]{name}[/bold]{counter}", subtitle=description, title_align="left"
+        Numbered(highlighted(preview.text, preview.kind)),
+        title=title,
+        subtitle=safe_line(description) if description else None,
+        title_align="left",
     )
+
+
+def highlighted(text: str, kind: str) -> list[Text]:
+    """`text` made visible, coloured by its kind, as lines; marks in reverse video."""
+    lexer = {"diff": "diff", "shell": "bash", "json": "json"}[kind]
+    if kind == "diff":  # each diff line ends in a newline: no empty line after the last
+        text = text.removesuffix("\n")
+    shown = visible(text, trailing=True).replace("\t", mark("\t"))  # a tab: which bytes?
+    colour = Syntax(shown, lexer, theme="ansi_dark").highlight(shown)
+    extra = len(colour.plain) - len(shown)
+    if colour.plain.startswith(shown):  # the highlighter may add a newline at the end
+        if extra:  # (right_crop(0) would crop it all)
+            colour.right_crop(extra)
+    else:  # it changed the text: show the text itself, uncoloured
+        colour = Text(shown)
+    mark_spans(colour, shown)
+    return list(colour.split("\n", allow_blank=True))
+
+
+class Numbered:
+    """Lines cut at the panel's width character by character (as a terminal would wrap
+    them, so runs of spaces keep their length and nothing is cut off), each line numbered
+    on its first row when there is more than one: a newline is never mistaken for a wrap."""
+
+    def __init__(self, lines: list[Text]) -> None:
+        self.lines = lines or [Text("")]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        numbered = len(self.lines) > 1
+        gutter = len(str(len(self.lines))) + 1 if numbered else 0
+        width = max(options.max_width - gutter, 1)
+        for number, line in enumerate(self.lines, 1):
+            for row, piece in enumerate(_fold(line, width)):
+                if numbered:
+                    label = f"{number:>{gutter - 1}} " if row == 0 else " " * gutter
+                    yield Text(label, style="dim", end="")
+                piece.no_wrap, piece.end = True, "\n"
+                yield piece
+
+
+def _fold(line: Text, width: int) -> list[Text]:
+    offsets, used = [], 0
+    for index, char in enumerate(line.plain):
+        size = cell_len(char)
+        if used + size > width and used:
+            offsets.append(index)
+            used = 0
+        used += size
+    return list(line.divide(offsets)) if offsets else [line]
 
 
 def _clip(text: str, width: int) -> str:
