@@ -8,10 +8,10 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
+    AIMessageChunk,
     BaseMessage,
     HumanMessage,
     SystemMessage,
-    message_chunk_to_message,
 )
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
@@ -22,6 +22,7 @@ from agentcli.dismissed import reconcile
 from agentcli.errors import Interrupted
 from agentcli.review import make_review_nodes
 from agentcli.state import AgentState, RunContext
+from agentcli.streaming import Accumulator
 from agentcli.toolnode import make_tools_node
 
 SYSTEM = """You are agentcli, an assistant working in a terminal on the user's machine.
@@ -46,17 +47,26 @@ def ask(
 ) -> BaseMessage:
     """The model's answer; its text goes out token by token as custom stream parts
     (`{"token": ...}`). Not LangGraph's "messages" mode: that one scans the whole history
-    at every node of every step, which made a long thread's turns slower."""
-    whole: Any = None
+    at every node of every step, which made a long thread's turns slower.
+
+    The chunks are gathered by an Accumulator, not added up: adding chunks costs the size of
+    the answer so far at every chunk (time in the square of the answer's size)."""
+    whole = Accumulator()
+    answer: BaseMessage | None = None  # what a model that does not stream yields: all of it
     for chunk in chat.stream(messages):
         if ctx.cancel is not None and ctx.cancel.is_set():  # Ctrl-C while it answered
             raise Interrupted("interrupted: the answer was dropped")
         if text := chunk.text:
             write({"token": text})
-        whole = chunk if whole is None else whole + chunk
+        if isinstance(chunk, AIMessageChunk):
+            whole.add(chunk)
+        else:
+            answer = chunk
     if ctx.cancel is not None and ctx.cancel.is_set():
         raise Interrupted("interrupted: the answer was dropped")
-    return message_chunk_to_message(whole) if whole is not None else AIMessage("")
+    if answer is not None:
+        return answer
+    return whole.message() if whole.chunks else AIMessage("")
 
 
 def build_graph(

@@ -10,6 +10,10 @@ from typing import Any
 
 MAX_PREVIEW_LINES = 200
 MAX_PREVIEW_BYTES = 5_000_000  # a bigger file is shown as arguments, not as a diff
+# difflib's matching can take time in the product of the two sides' line counts: above this
+# product (after the lines both share at the start and end) the changed lines are shown as
+# one hunk, all old lines removed and all new ones added: still a true diff, not a minimal one
+DIFF_WORK = 4_000_000
 
 
 @dataclass
@@ -58,14 +62,46 @@ def _file_diff(name: str, args: dict[str, Any], workspace: Path) -> str | None:
         if old.count(old_text) != 1 or not old_text:
             return None
         new = old.replace(old_text, new_text, 1)
-    lines = list(
-        difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new.splitlines(keepends=True),
-            fromfile=f"a/{args['path']}" if old else "/dev/null",
-            tofile=f"b/{args['path']}",
-        )
+    lines = _unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{args['path']}" if old else "/dev/null",
+        tofile=f"b/{args['path']}",
     )
     if len(lines) > MAX_PREVIEW_LINES:
         lines = lines[:MAX_PREVIEW_LINES] + [f"... ({len(lines) - MAX_PREVIEW_LINES} more lines)\n"]
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines) or "(no change)"
+
+
+def _unified_diff(a: list[str], b: list[str], fromfile: str, tofile: str) -> list[str]:
+    """difflib.unified_diff, in time linear in the input when the changed part is large."""
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    if head == len(a) == len(b):
+        return []
+    if (len(a) - head - tail) * (len(b) - head - tail) <= DIFF_WORK:
+        return list(difflib.unified_diff(a, b, fromfile=fromfile, tofile=tofile))
+    start = max(head - 3, 0)  # three lines of context, as unified_diff shows
+    stop_a, stop_b = min(len(a) - tail + 3, len(a)), min(len(b) - tail + 3, len(b))
+    hunk = f"@@ -{_range(start, stop_a)} +{_range(start, stop_b)} @@\n"
+    return [
+        f"--- {fromfile}\n",
+        f"+++ {tofile}\n",
+        hunk,
+        *(" " + line for line in a[start:head]),
+        *("-" + line for line in a[head : len(a) - tail]),
+        *("+" + line for line in b[head : len(b) - tail]),
+        *(" " + line for line in a[len(a) - tail : stop_a]),
+    ]
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk's range as unified_diff writes it: first line (1-based), then its length."""
+    length = stop - start
+    if length == 1:
+        return str(start + 1)
+    return f"{start + 1 if length else start},{length}"

@@ -9,6 +9,10 @@ Each POST /v1/chat/completions consumes one reply (FIFO); an empty queue answers
 HTTP 500 "scripted server: no reply queued". ``"stream": true`` requests get SSE
 (chunked transfer encoding, so keep-alive works), others one JSON object.
 Tool-call ids are "call_1", "call_2", ... in the order one server serves them.
+Streamed text and arguments go out in pieces of PIECE characters; ``ScriptedServer(piece=N)``
+or ``text(..., piece=N)`` / ``tool_calls(..., piece=N)`` choose another size (real servers
+send a token or a few, 4 to 100 bytes). The chunks are made as they are sent, so a reply of
+many megabytes costs the server time and memory in proportion to its size.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -39,18 +43,22 @@ class Reply:
     code: str | None = None
     seconds: float = 0.0
     ids: list[str] = field(default_factory=list)  # tool-call ids, filled in when served
+    piece: int | None = None  # characters per streamed fragment; None: the server's
 
 
-def text(content: str, *, usage: tuple[int, int] = (10, 5)) -> Reply:
+def text(content: str, *, usage: tuple[int, int] = (10, 5), piece: int | None = None) -> Reply:
     """An assistant text answer (finish_reason "stop")."""
-    return Reply("text", content=content, usage=usage)
+    return Reply("text", content=content, usage=usage, piece=piece)
 
 
 def tool_calls(
-    *calls: tuple[str, dict | str], content: str = "", usage: tuple[int, int] = (10, 5)
+    *calls: tuple[str, dict | str],
+    content: str = "",
+    usage: tuple[int, int] = (10, 5),
+    piece: int | None = None,
 ) -> Reply:
     """Tool calls (finish_reason "tool_calls"); each is (name, args dict | raw args string)."""
-    return Reply("tool_calls", content=content, calls=calls, usage=usage)
+    return Reply("tool_calls", content=content, calls=calls, usage=usage, piece=piece)
 
 
 def error(
@@ -75,8 +83,8 @@ def drop(*, partial: str = "") -> Reply:
     return Reply("drop", content=partial)
 
 
-def _pieces(s: str) -> list[str]:
-    return [s[i : i + PIECE] for i in range(0, len(s), PIECE)]
+def _pieces(s: str, size: int = PIECE) -> Iterator[str]:
+    return (s[i : i + size] for i in range(0, len(s), size))
 
 
 def _args(arguments: dict | str) -> str:
@@ -111,30 +119,32 @@ def _completion(body: dict, cid: str, reply: Reply) -> dict:
     return {**_envelope(body, cid, "chat.completion"), "choices": [choice], "usage": _usage(reply)}
 
 
-def _chunks(body: dict, cid: str, reply: Reply, *, complete: bool = True) -> list[dict]:
+def _chunks(
+    body: dict, cid: str, reply: Reply, *, complete: bool = True, piece: int = PIECE
+) -> Iterator[dict]:
     """The chat.completion.chunk sequence; ``complete=False`` stops after the content."""
     base = _envelope(body, cid, "chat.completion.chunk")
+    size = reply.piece or piece
     with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
 
     def chunk(delta: dict, finish: str | None = None) -> dict:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
         return {**base, "choices": [choice], **({"usage": None} if with_usage else {})}
 
-    out = [chunk({"role": "assistant", "content": ""})]
-    out += [chunk({"content": piece}) for piece in _pieces(reply.content)]
+    yield chunk({"role": "assistant", "content": ""})
+    yield from (chunk({"content": part}) for part in _pieces(reply.content, size))
     if not complete:
-        return out
+        return
     for i, (id_, (name, args)) in enumerate(zip(reply.ids, reply.calls, strict=True)):
         head = {"index": i, "id": id_, "type": "function"}
-        out.append(chunk({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]}))
-        out += [
-            chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
-            for piece in _pieces(_args(args))
-        ]
-    out.append(chunk({}, "tool_calls" if reply.calls else "stop"))
+        yield chunk({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
+        yield from (
+            chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})
+            for part in _pieces(_args(args), size)
+        )
+    yield chunk({}, "tool_calls" if reply.calls else "stop")
     if with_usage:
-        out.append({**base, "choices": [], "usage": _usage(reply)})
-    return out
+        yield {**base, "choices": [], "usage": _usage(reply)}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -207,6 +217,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, body: dict, cid: str, reply: Reply | None) -> None:
         stream = bool(body.get("stream"))
+        piece = self.server.scripted.piece
         if reply is None:
             self._error(500, "scripted server: no reply queued", "server_error")
         elif reply.kind in ("error", "hang"):
@@ -214,14 +225,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(reply.status, reply.message, reply.type_, reply.code)
         elif reply.kind == "drop":
             if stream and reply.content:
-                self._sse(_chunks(body, cid, reply, complete=False))
+                self._sse(_chunks(body, cid, reply, complete=False, piece=piece))
             self.close_connection = True
             try:
                 self.connection.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
         elif stream:
-            self._sse([*_chunks(body, cid, reply), "[DONE]"])
+            self._sse(itertools.chain(_chunks(body, cid, reply, piece=piece), ["[DONE]"]))
             self.wfile.write(b"0\r\n\r\n")
         else:
             self._json(200, _completion(body, cid, reply))
@@ -230,8 +241,9 @@ class _Handler(BaseHTTPRequestHandler):
 class ScriptedServer:
     """Scripted OpenAI-compatible server on 127.0.0.1 (a free port)."""
 
-    def __init__(self, require_key: str | None = None) -> None:
+    def __init__(self, require_key: str | None = None, *, piece: int = PIECE) -> None:
         self.require_key = require_key  # if set, demand "Authorization: Bearer <key>"
+        self.piece = piece  # characters per streamed fragment, unless a reply says otherwise
         self.requests: list[dict] = []  # JSON body of every chat-completions request, in order
         self.headers: list[dict[str, str]] = []  # their headers (lower-cased names), same order
         self.connections = 0  # TCP connections accepted (keep-alive reuses one)

@@ -34,13 +34,15 @@ ROWS = {
         "`agentcli threads list`, 20 threads",
         "`agentcli threads list`, no thread (--db)",
     ],
+    "bigoutput.py": ["answer 10 KB", "answer 100 KB", "write_file 10 KB", "write_file 100 KB"],
     "parallel.py": [
         "policy-approved: send() to the answer",
         "person-approved: decide() to the answer",
         "person-approved: send() to the review",
     ],
 }
-GOALS = {"startup.py": 4, "run.py": 1, "turns.py": 5, "parallel.py": 2}  # rows with a pass/miss
+# rows with a pass/miss
+GOALS = {"startup.py": 4, "run.py": 1, "turns.py": 5, "parallel.py": 2, "bigoutput.py": 0}
 
 
 def rows(stdout: str) -> list[list[str]]:
