@@ -137,4 +137,5 @@ if __name__ == "__main__":
     else:
         if len(sys.argv) == 3 and sys.argv[1] == "--record":
             server.record = Path(sys.argv[2])
+        print("agentcli-test MCP server: started on stdio", file=sys.stderr, flush=True)
         server.run("stdio")
