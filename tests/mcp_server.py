@@ -86,8 +86,8 @@ def mark(path: str, text: str = "ran") -> str:
 
 @server.tool()
 def shout(text: str) -> str:
-    """Write text to the server's stderr."""
-    print(text, file=sys.stderr, flush=True)
+    """Write text, in capitals, to the server's stderr."""
+    print(text.upper(), file=sys.stderr, flush=True)
     return "shouted"
 
 

@@ -102,9 +102,9 @@ def test_a_stdio_servers_stderr_goes_to_its_private_log_not_the_terminal(
     reply = tool_env(tools["calc__shout"].tool, text="stderr-marker-5150")
     assert reply.content == "shouted"
     out, err = capfd.readouterr()
-    assert "stderr-marker-5150" not in out + err
+    assert "STDERR-MARKER-5150" not in out + err
     log = log_path("calc")
-    assert "stderr-marker-5150" in log.read_text()
+    assert "STDERR-MARKER-5150" in log.read_text()
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
     assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700
 
