@@ -5,16 +5,24 @@ from __future__ import annotations
 
 import copy
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
+from agentcli.config import Settings
+from agentcli.events import ReviewRequest
 from agentcli.jsonargs import MAX_SCHEMA_CHARS, TIME_BUDGET_S, schema_problem
 from agentcli.jsoncoerce import coerce_edit
+from agentcli.policy import Policy
 from agentcli.review import validate_args
+from agentcli.session import Session
+from agentcli.store import open_store
+from tests.fakes import FakeChatModel, call, say
 
 ADD = {
     "type": "object",
@@ -166,3 +174,33 @@ def test_the_model_s_arguments_reach_the_tool_only_when_they_fit(args: dict[str,
     before = copy.deepcopy(args)
     assert (validate_args(json_tool(ADD), args) is None) == fits
     assert args == before
+
+
+def test_a_clients_string_edit_runs_converted_and_the_model_s_own_call_goes_back(
+    tmp_path: Path, database: str
+) -> None:
+    """Through the graph, as Agent Chat UI sends it: the approve node converts the edit
+    (no terminal check before it); a model's call with a string goes back unasked."""
+    ran: list[dict[str, Any]] = []
+    adder = StructuredTool(
+        name="add", description="Add.", args_schema=ADD, func=lambda **kw: ran.append(kw) or "ok"
+    )
+    config = Settings(db=database)
+    model = FakeChatModel(
+        replies=[call(("add", {"a": "2", "b": 3})), call(("add", {"a": 2, "b": 3})), say("done")],
+        calls=[],
+    )
+    s = Session(
+        config, open_store(config), Policy(), workspace=tmp_path, model=model, tools=[adder]
+    )
+    events = list(s.send("add"))
+    assert ran == [] and [e for e in events if isinstance(e, ReviewRequest)]
+    first = next(m for m in s.state().values["messages"] if isinstance(m, ToolMessage))
+    assert "'a': '2' is not of type 'integer'" in str(first.content)  # no one was asked
+    edit = {"type": "edit", "edited_action": {"name": "add", "args": {"a": "5", "b": "3"}}}
+    list(s.decide([edit]))
+    assert ran == [{"a": 5, "b": 3}]
+    record = s.state().values["audit"][-1]
+    assert (record["decision"], record["ran_args"]) == ("edited", {"a": 5, "b": 3})
+    asked = [m for m in s.state().values["messages"] if isinstance(m, AIMessage) and m.tool_calls]
+    assert asked[-1].tool_calls[0]["args"] == {"a": 5, "b": 3}
