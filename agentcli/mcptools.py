@@ -2,20 +2,28 @@
 
 Imported only when `[mcp.servers.NAME]` tables are configured. Each server is started (or
 reached) once per process to list its tools; each call then opens its own short session, so
-the tools run from the synchronous graph like any other (see agentcli.asyncbridge).
+the tools run from the synchronous graph like any other (see agentcli.asyncbridge). A stdio
+server's stderr goes to its log file (agentcli.mcplog), never to the terminal; a result is
+always text (agentcli.mcpcontent): images and other blobs are described, never sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from agentcli.asyncbridge import run_coroutine, sync_tool
-from tools.output import cap_output
+from agentcli.mcpcontent import result_text
+from agentcli.mcplog import server_stderr
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
 
 LIST_TIMEOUT = 30.0  # seconds for one server to start and list its tools
 INSTALL_HINT = "pip install 'agentcli[mcp]'"
@@ -41,7 +49,9 @@ def load_servers(
         if isinstance(result, BaseException):
             warn(f"MCP server '{name}' skipped: {_reason(result, servers[name])}")
             continue
-        loaded.extend((name, _wrap(name, tool, max_chars)) for tool in result)
+        loaded.extend(
+            (name, _wrap(name, servers[name], tool, max_chars, env or {})) for tool in result
+        )
     return loaded
 
 
@@ -70,12 +80,51 @@ async def _list_all(
 async def _list(name: str, server: dict[str, Any], env: dict[str, str]) -> list[BaseTool]:
     from langchain_mcp_adapters.tools import load_mcp_tools
 
-    link = connection(server, env)
-    listing = load_mcp_tools(None, connection=link, server_name=name)  # type: ignore
+    async def listing() -> list[BaseTool]:
+        async with _session(name, server, "list tools", env) as session:
+            return await load_mcp_tools(session)
+
     try:
-        return await asyncio.wait_for(listing, LIST_TIMEOUT)
+        return await asyncio.wait_for(listing(), LIST_TIMEOUT)
     except TimeoutError:
         raise TimeoutError(f"no tool list within {LIST_TIMEOUT:g} s") from None
+
+
+@asynccontextmanager
+async def _session(
+    name: str, server: dict[str, Any], what: str, env: dict[str, str]
+) -> AsyncIterator[ClientSession]:
+    """An initialised session with one server; a stdio server gets `env` (see connection)
+    and its stderr goes to its log."""
+    from langchain_mcp_adapters.sessions import create_session
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = connection(server, env)
+    if params["transport"] != "stdio":
+        async with create_session(params) as session:  # type: ignore[arg-type]
+            await session.initialize()
+            yield session
+        return
+    stdio = StdioServerParameters(
+        command=params["command"],
+        args=params["args"],
+        env={key: _expanded(value) for key, value in params["env"].items()},
+        cwd=params.get("cwd"),
+    )
+    with server_stderr(name, what) as errlog:
+        async with (
+            stdio_client(stdio, errlog=errlog) as (read, write),  # type: ignore[arg-type]
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def _expanded(value: str) -> str:
+    """`${VAR}` references expanded from agentcli's environment, as langchain-mcp-adapters
+    does for the servers it starts itself; an unset variable is left as written."""
+    return re.sub(r"\$\{([^}]+)\}", lambda m: os.environ.get(m.group(1), m.group(0)), value)
 
 
 def _reason(error: BaseException, server: dict[str, Any]) -> str:
@@ -90,38 +139,40 @@ def _reason(error: BaseException, server: dict[str, Any]) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-def _wrap(server: str, tool: BaseTool, max_chars: int) -> BaseTool:
-    """The adapter's async tool, named SERVER__tool, answering with capped text, callable sync."""
+def _wrap(
+    name: str, server: dict[str, Any], tool: BaseTool, max_chars: int, env: dict[str, str]
+) -> BaseTool:
+    """The adapter's tool, named SERVER__tool, calling the server in a session of its own and
+    answering with capped text, callable synchronously."""
     if not isinstance(tool, StructuredTool) or tool.coroutine is None:
         raise TypeError(f"langchain-mcp-adapters gave an unexpected tool: {tool!r}")
-    call_mcp = tool.coroutine
+    remote_name = tool.name
 
-    async def call(**arguments: Any) -> tuple[Any, Any]:
-        try:
-            content, artifact = await call_mcp(**arguments)
-        except ToolException:
-            raise
+    async def call(**arguments: Any) -> tuple[str, Any]:
+        failure: BaseException | None = None
+        result: Any = None
+        try:  # the adapter's advice: the SDK's context managers may swallow an error
+            async with _session(name, server, f"call {remote_name}", env) as session:
+                try:
+                    result = await session.call_tool(remote_name, arguments)
+                except Exception as exc:
+                    failure = exc
         except Exception as exc:  # transport: the server died, or would not start
-            raise ToolException(f"MCP server '{server}' failed: {_reason(exc, {})}") from exc
-        return _as_text(content, max_chars), artifact
+            failure = failure or exc
+        if failure is not None or result is None:
+            reason = _reason(failure, {}) if failure else "no answer"
+            raise ToolException(f"MCP server '{name}' failed: {reason}") from failure
+        text = result_text(result.content, max_chars)
+        if result.isError:
+            raise ToolException(text or "the tool reported an error and said nothing more")
+        structured = result.structuredContent
+        return text, {"structured_content": structured} if structured is not None else None
 
     def error(exc: ToolException) -> str:
-        blocks = getattr(exc, "tool_content", None)
-        text = _as_text(blocks, max_chars) if blocks else str(exc)
+        text = str(exc)
         return text if text.lower().startswith("error") else f"Error: {text}"
 
-    name = re.sub(r"[^A-Za-z0-9_-]", "_", f"{server}__{tool.name}")
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", f"{name}__{tool.name}")
     return sync_tool(
-        tool.model_copy(update={"name": name, "coroutine": call, "handle_tool_error": error})
+        tool.model_copy(update={"name": safe, "coroutine": call, "handle_tool_error": error})
     )
-
-
-def _as_text(content: Any, max_chars: int) -> Any:
-    """Text blocks joined into one capped string (plain text suits every server); else as is."""
-    if isinstance(content, str):
-        return cap_output(content, max_chars)
-    if isinstance(content, list) and all(
-        isinstance(b, dict) and b.get("type") == "text" for b in content
-    ):
-        return cap_output("\n".join(str(b.get("text", "")) for b in content), max_chars)
-    return content

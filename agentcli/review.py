@@ -29,15 +29,37 @@ DECISIONS = ["approve", "edit", "reject"]
 RERUN_DECISIONS = [*DECISIONS, "done"]
 
 
-def validate_args(tool: BaseTool | None, args: Any, known: Sequence[str] = ()) -> str | None:
-    """Why these arguments cannot be passed to the tool, or None when they can."""
+def validate_args(
+    tool: BaseTool | None, args: Any, known: Sequence[str] = (), *, edited: bool = False
+) -> str | None:
+    """Why these arguments cannot be passed to the tool, or None when they can.
+
+    A tool with a JSON schema (MCP tools) is checked against it, within bounds (see
+    agentcli.jsonargs). `edited` arguments (a person's, or a client's edit) are first read
+    as the schema's types where unambiguous ("5" -> 5 for an integer): when they then fit,
+    `args` is updated in place, so what runs and what the history shows is the converted
+    value. The model's own calls are never converted: they fit as they are, or go back.
+    """
     if tool is None:
         return f"unknown tool. Available tools: {', '.join(known) or 'none'}"
     if not isinstance(args, dict):
         return "arguments must be a JSON object"
     schema = tool.tool_call_schema
+    if isinstance(schema, dict):
+        from agentcli.jsonargs import schema_problem
+
+        if not edited:
+            return schema_problem(schema, args)
+        from agentcli.jsoncoerce import coerce_edit
+
+        coerced = coerce_edit(schema, args)
+        problem = schema_problem(schema, coerced)
+        if problem is None and coerced != args:
+            args.clear()
+            args.update(coerced)
+        return problem
     if not isinstance(schema, type) or not issubclass(schema, BaseModel):
-        return None  # a JSON schema (e.g. from MCP): the tool checks its own arguments
+        return None  # no schema at all: nothing to check the arguments against
     try:
         schema.model_validate(args)
     except ValidationError as exc:
@@ -263,9 +285,16 @@ def checked(
     decisions = decisions_in(answer, len(calls), allowed)
     for index, (call, decision) in enumerate(zip(calls, decisions, strict=True), 1):
         if decision["type"] == "edit":
-            args = decision["edited_action"]["args"]
-            if problem := validate_args(by_name.get(call["name"]), args, list(by_name)):
+            args = decision["edited_action"]["args"]  # coerced in place to the schema's types
+            if problem := validate_args(
+                by_name.get(call["name"]), args, list(by_name), edited=True
+            ):
                 raise ValueError(f"decision {index} ({call['name']}): edited {problem}")
+            if args == call["args"]:  # only an approval approves
+                raise ValueError(
+                    f"decision {index} ({call['name']}): the edit changes nothing; "
+                    "approve the call instead"
+                )
     return decisions
 
 

@@ -259,7 +259,7 @@ class Session:
         return self._drive(None)
 
     def check_edit(self, name: str, args: Any) -> str | None:
-        return validate_args(self.tools.get(name), args, list(self.tools))
+        return validate_args(self.tools.get(name), args, list(self.tools), edited=True)
 
     def _drive(self, graph_input: Any) -> Iterator[Event]:
         self.model()

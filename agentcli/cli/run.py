@@ -144,6 +144,11 @@ def _decisions(
                 raise UsageError(f"--args is not valid JSON: {exc}") from None
             if problem := session.check_edit(request["name"], new_args):
                 raise UsageError(f"--args for {call_id}: {problem}")
+            if json.dumps(new_args, sort_keys=True) == json.dumps(request["args"], sort_keys=True):
+                raise UsageError(
+                    f"--args for {call_id} are its arguments unchanged, which is no edit:"
+                    f" to run it as it is, use --approve {call_id}"
+                )
             edited = {"name": request["name"], "args": new_args}
             decisions.append({"type": "edit", "edited_action": edited})
         elif call_id in done or "all" in done:

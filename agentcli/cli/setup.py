@@ -191,6 +191,8 @@ def doctor(
         report(key)
         report(_server_check(settings) if key.ok else Check(None, "model server", "not tried"))
         report(_database_check(settings))
+        for check in _mcp_log_checks(settings):
+            report(check)
     else:
         for name in ("API key", "model server", "database"):
             report(Check(None, name, "skipped: the config did not load"))
@@ -282,6 +284,20 @@ def _database_check(settings: Settings) -> Check:
         store.close()
     where = store.location
     return Check(True, "database", f"{where} is writable ({threads} thread{'s' * (threads != 1)})")
+
+
+def _mcp_log_checks(settings: Settings) -> list[Check]:
+    """Where each stdio MCP server's stderr goes (it never reaches the terminal)."""
+    from agentcli.mcplog import log_path
+
+    checks = []
+    for name, server in settings.mcp_servers.items():
+        if "command" not in server:
+            continue
+        path = log_path(name)
+        size = f"{path.stat().st_size:,} bytes" if path.is_file() else "not written yet"
+        checks.append(Check(True, f"MCP server '{name}' log", f"stderr goes to {path} ({size})"))
+    return checks
 
 
 def _versions_check() -> Check:

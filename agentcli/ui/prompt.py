@@ -24,6 +24,7 @@ CHOICES = "[a]pprove  [e]dit  [f]eedback  [r]eject  [A]lways  [q]uit"
 # a call cut off by a crash may have run: it can be marked done instead of run again
 RERUN_CHOICES = "[a]pprove again  [e]dit  [d]one  [f]eedback  [r]eject  [q]uit"
 Checker = Callable[[str, Any], "str | None"]
+NO_EDIT = object()  # _edit's answer when there is nothing to decide on
 
 
 def ask_decisions(
@@ -95,19 +96,28 @@ def _ask_one(
             console.print(Text("empty feedback: choose again", style="yellow"))
         elif choice == "e":
             edited = _edit(console, args)
-            if edited is None:
+            if edited is NO_EDIT:
                 continue
-            problem = check(name, edited)
+            problem = check(name, edited)  # may convert values to the schema's types in place
             if problem:
                 console.print(styled(("edit refused: ", "red"), problem))
+                continue
+            if same_json(edited, args):  # only `a` approves: an unchanged edit is no decision
+                console.print(Text("no change: the call is as it was; choose again", "yellow"))
                 continue
             return {"type": "edit", "edited_action": {"name": name, "args": edited}}
         else:
             console.print(Text(f"unknown choice {choice!r}", style="yellow"))
 
 
+def same_json(one: Any, other: Any) -> bool:
+    """Whether two parsed JSON values are the same value (true is not 1, 1 is not 1.0)."""
+    return json.dumps(one, sort_keys=True) == json.dumps(other, sort_keys=True)
+
+
 def _edit(console: Console, args: Any) -> Any:
-    """The new arguments from $VISUAL/$EDITOR (or typed inline); None after printing an error."""
+    """The new arguments from $VISUAL/$EDITOR (or typed inline), or NO_EDIT after saying why:
+    the editor failed or exited non-zero, the text is empty, or it is not JSON."""
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     current = json.dumps(args, indent=2, ensure_ascii=False)
     if editor:
@@ -116,22 +126,27 @@ def _edit(console: Console, args: Any) -> Any:
         try:
             result = subprocess.run([*shlex.split(editor), handle.name], check=False)
             text = Path(handle.name).read_text(encoding="utf-8")
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: unbalanced quotes, undecodable text
             console.print(styled((f"cannot run editor {editor!r}: ", "red"), str(exc)))
-            return None
+            return NO_EDIT
         finally:
             Path(handle.name).unlink(missing_ok=True)
         if result.returncode != 0:
-            console.print(Text(f"editor exited with status {result.returncode}", style="red"))
-            return None
+            console.print(
+                Text(f"editor exited with status {result.returncode}: no edit", style="red")
+            )
+            return NO_EDIT
     else:
         console.print(styled(("current arguments: ", "dim"), json.dumps(args, ensure_ascii=False)))
         try:
             text = console.input("new arguments as JSON > ")
         except (EOFError, KeyboardInterrupt):  # Ctrl-C: no edit, choose again
-            return None
+            return NO_EDIT
+    if not text.strip():
+        console.print(Text("empty arguments: no edit; choose again", style="yellow"))
+        return NO_EDIT
     try:
         return json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         console.print(styled(("edit refused: ", "red"), f"not valid JSON ({exc})"))
-        return None
+        return NO_EDIT

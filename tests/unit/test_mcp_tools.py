@@ -4,6 +4,7 @@ a server that fails is a warning and the other tools still load."""
 from __future__ import annotations
 
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -15,12 +16,15 @@ import pytest
 
 from agentcli import mcptools
 from agentcli.config import Settings
+from agentcli.mcplog import log_path
 from agentcli.toolset import LoadedTool, load_tools
+from tests.mcp_server import PNG
 from tests.tooling import ToolEnv
 from tools.registry import BUILTIN_TOOLS
 
 SERVER = str(Path(__file__).resolve().parents[1] / "mcp_server.py")
 GOOD = {"command": sys.executable, "args": [SERVER]}
+SERVED = ["add", "mark", "shout", "picture", "strict", "slow_pattern", "loop"]
 
 
 def load(
@@ -44,8 +48,7 @@ def test_stdio_server_tools_are_named_and_run_like_any_tool(
     assert warnings == []
     assert [(name, item.source) for name, item in tools.items()] == [
         ("read_file", "builtin"),
-        ("calc__add", "mcp:calc"),
-        ("calc__mark", "mcp:calc"),
+        *((f"calc__{name}", "mcp:calc") for name in SERVED),
     ]
     add = tools["calc__add"].tool
     assert add.description == "Add two integers."
@@ -73,12 +76,45 @@ def test_results_are_capped(tool_env: ToolEnv) -> None:
     assert len(reply.content) <= 60 and "characters cut" in reply.content
 
 
+def test_an_image_audio_or_blob_result_becomes_text_without_its_data(
+    calc: tuple[dict[str, LoadedTool], list[str]], tool_env: ToolEnv
+) -> None:
+    tools, _ = calc
+    reply = tool_env(tools["calc__picture"].tool)
+    assert reply.status == "success" and isinstance(reply.message.content, str)
+    assert reply.content.splitlines() == [
+        "a picture of the sea",
+        "[image: image/png, 10248 bytes, not shown to the model]",
+        "[audio: audio/wav, 3000 bytes, not shown to the model]",
+        "the notes' text",
+        "[resource: file:///sea.png, application/octet-stream, 10248 bytes, not shown to the"
+        " model]",
+    ]
+    assert PNG[:40] not in reply.content and PNG[-40:] not in reply.content
+
+
+def test_a_stdio_servers_stderr_goes_to_its_private_log_not_the_terminal(
+    calc: tuple[dict[str, LoadedTool], list[str]],
+    tool_env: ToolEnv,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    tools, _ = calc
+    reply = tool_env(tools["calc__shout"].tool, text="stderr-marker-5150")
+    assert reply.content == "shouted"
+    out, err = capfd.readouterr()
+    assert "STDERR-MARKER-5150" not in out + err
+    log = log_path("calc")
+    assert "STDERR-MARKER-5150" in log.read_text()
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700
+
+
 def test_a_failing_server_is_a_warning_and_the_rest_still_load() -> None:
     tools, warnings = load({"broken": {"command": "/nonexistent/agentcli-mcp"}, "calc": GOOD})
     assert warnings == [
         "MCP server 'broken' skipped: cannot run command '/nonexistent/agentcli-mcp': not found"
     ]
-    assert list(tools) == [*BUILTIN_TOOLS, "calc__add", "calc__mark"]
+    assert list(tools) == [*BUILTIN_TOOLS, *(f"calc__{name}" for name in SERVED)]
 
 
 def test_a_server_that_exits_or_hangs_is_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:

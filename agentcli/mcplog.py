@@ -1,0 +1,107 @@
+"""Where MCP stdio servers' stderr goes: a log file per server, never the terminal.
+
+A stdio server inherits the stderr it is given; left as agentcli's own, its messages land in
+the middle of the review screen. Each session instead gets a pipe, drained by a thread into
+`$XDG_DATA_HOME/agentcli/logs/mcp-NAME.log` (mode 0600, in a 0700 folder). The file is
+rotated (one older copy, `.1`) when a session starts with it over MAX_LOG_BYTES, and one
+session writes at most MAX_LOG_BYTES into it: the rest is read and dropped, so a chatty
+server neither blocks on a full pipe nor fills the disk.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import BinaryIO
+
+from agentcli.config import data_dir
+
+MAX_LOG_BYTES = 1_000_000
+CHUNK = 65536
+
+
+def log_dir() -> Path:
+    return data_dir() / "logs"
+
+
+def log_path(server: str) -> Path:
+    """The log file of server `server` (its name made safe for a file name)."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", server)[:100] or "_"
+    return log_dir() / f"mcp-{safe}.log"
+
+
+@contextmanager
+def server_stderr(server: str, what: str) -> Iterator[BinaryIO]:
+    """A file to give a server process as its stderr; what it writes ends up in the log.
+
+    `what` heads this session's lines in the log (e.g. "list tools", "call add"). If the
+    log cannot be opened, the server's stderr is discarded: it never reaches the terminal.
+    """
+    try:
+        log_fd = _open_log(log_path(server))
+    except OSError:
+        log_fd = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    _write_all(log_fd, f"--- {stamp} {what}\n".encode(errors="replace"))
+    read_fd, write_fd = os.pipe()
+    os.set_inheritable(read_fd, False)
+    drain = threading.Thread(
+        target=_drain, args=(read_fd, log_fd), name=f"mcp-stderr-{server}", daemon=True
+    )
+    drain.start()
+    writer = os.fdopen(write_fd, "wb", buffering=0)
+    try:
+        yield writer
+    finally:
+        writer.close()  # the drain ends once the server (and its children) close theirs too
+        drain.join(timeout=1.0)
+
+
+def _open_log(path: Path) -> int:
+    """The log's descriptor, appending; the folder made private, the file rotated if big."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with suppress(OSError):  # a folder made by someone else stays theirs
+        os.chmod(path.parent, 0o700)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        if os.fstat(fd).st_size >= MAX_LOG_BYTES:
+            os.replace(path, path.with_name(path.name + ".1"))
+            os.close(fd)
+            fd = os.open(path, flags, 0o600)
+            os.fchmod(fd, 0o600)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _drain(read_fd: int, log_fd: int) -> None:
+    """Copy the pipe into the log up to MAX_LOG_BYTES, then read and drop the rest."""
+    written = dropped = 0
+    try:
+        while chunk := os.read(read_fd, CHUNK):
+            room = MAX_LOG_BYTES - written
+            if room > 0:
+                _write_all(log_fd, chunk[:room])
+                written += min(room, len(chunk))
+            dropped += max(0, len(chunk) - max(room, 0))
+        if dropped:
+            _write_all(log_fd, f"\n[agentcli: {dropped} more bytes dropped]\n".encode())
+    except OSError:
+        pass
+    finally:
+        os.close(read_fd)
+        os.close(log_fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    with suppress(OSError):
+        while data:
+            data = data[os.write(fd, data) :]
