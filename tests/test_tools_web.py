@@ -157,8 +157,17 @@ def test_a_redirect_hop_is_asked_of_url_check(local: ToolEnv, server: str) -> No
         (f"{server}/to-localhost", f"http://localhost:{port}/page"),
     ]
     assert Handler.seen == [(f"127.0.0.1:{port}", "/to-localhost")]  # /page never asked for
-    local.context.url_check = None
-    assert local(fetch_url, url=f"{server}/to-localhost").status == "success"
+
+
+def test_without_url_check_a_redirect_stays_on_the_site(local: ToolEnv, server: str) -> None:
+    """An application that sets no url_check gets the fail-closed default: a hop on the
+    first URL's site is followed, a hop to another host is not requested."""
+    port = server.rsplit(":", 1)[1]
+    assert local.context.url_check is None
+    message = local(fetch_url, url=f"{server}/to-localhost")
+    assert message.status == "error" and "another site: not followed" in message.content
+    assert Handler.seen == [(f"127.0.0.1:{port}", "/to-localhost")]
+    assert local(fetch_url, url=f"{server}/redirect").content.startswith(f"URL: {server}/page\n")
 
 
 PRIVATE = [
@@ -307,15 +316,15 @@ def test_tls_names_the_host_while_connecting_to_the_checked_address(
     verify = ssl.create_default_context()
     ca.configure_trust(verify)
     context = ToolContext(workspace=None, allow_private_urls=True)  # type: ignore[arg-type]
-    with httpx.Client(verify=verify, trust_env=False) as client:
-        if name == "pinned.test":
-            target, response, body, _ = _download(client, f"https://{name}:{port}/plain", context)
-            assert response.status_code == 200 and body.endswith(b"plain text")
-            assert target.url == f"https://pinned.test:{port}/plain"
-            assert Handler.seen == [(f"pinned.test:{port}", "/plain")]
-        else:
-            with pytest.raises(httpx.ConnectError, match="other.test"):
-                _download(client, f"https://{name}:{port}/plain", context)
-            assert Handler.seen == []
+    url = f"https://{name}:{port}/plain"
+    if name == "pinned.test":
+        target, response, body, _ = _download(url, context, verify=verify)
+        assert response.status_code == 200 and body.endswith(b"plain text")
+        assert target.url == f"https://pinned.test:{port}/plain"
+        assert Handler.seen == [(f"pinned.test:{port}", "/plain")]
+    else:
+        with pytest.raises(httpx.ConnectError, match="other.test"):
+            _download(url, context, verify=verify)
+        assert Handler.seen == []
     assert names == [name] and wire.lookups == [name]
     assert wire.connections == [("127.0.0.1", port)]

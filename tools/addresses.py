@@ -12,10 +12,32 @@ import socket
 
 from tools.urls import IPAddress, Target
 
-# IPv6 prefixes that carry an IPv4 address in their last 32 bits, or are for local use
+# IPv6 prefixes that carry an IPv4 address in their last 32 bits
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
-_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
 _COMPATIBLE = ipaddress.IPv6Network("::/96")  # deprecated IPv4-compatible: ::a.b.c.d
+_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")  # ::ffff:a.b.c.d
+_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")  # IPv4-translated (RFC 2765)
+_EMBEDDING = (_NAT64, _COMPATIBLE, _MAPPED, _TRANSLATED)
+# the only IPv6 space IANA hands out for hosts on the internet (besides the forms above)
+_GLOBAL_UNICAST = ipaddress.IPv6Network("2000::/3")
+# special-purpose IPv6 blocks (IANA registry, RFC 3879), named here as the is_global of
+# Python 3.11 misses several of them and later versions count parts of 2001::/23 global
+_SPECIAL = [
+    (ipaddress.IPv6Network(block), kind)
+    for block, kind in (
+        ("64:ff9b:1::/48", "local-use NAT64"),
+        ("100::/64", "discard-only"),
+        ("100:0:0:1::/64", "dummy"),
+        ("2001::/23", "IETF protocol assignment"),
+        ("2001:db8::/32", "documentation"),
+        ("3fff::/20", "documentation"),
+        ("5f00::/16", "SRv6 segment identifier"),
+        ("fc00::/7", "unique local"),
+        ("fe80::/10", "link-local"),
+        ("fec0::/10", "site-local"),
+        ("ff00::/8", "multicast"),
+    )
+]
 
 
 class Refused(Exception):
@@ -54,7 +76,7 @@ def embedded_ipv4(address: IPAddress) -> list[ipaddress.IPv4Address]:
     found = []
     if address.ipv4_mapped is not None:
         found.append(address.ipv4_mapped)
-    if address in _COMPATIBLE or address in _NAT64:
+    if address in _COMPATIBLE or address in _NAT64 or address in _TRANSLATED:
         found.append(low)
     if address.sixtofour is not None:
         found.append(address.sixtofour)
@@ -64,14 +86,20 @@ def embedded_ipv4(address: IPAddress) -> list[ipaddress.IPv4Address]:
 
 
 def non_public(address: IPAddress) -> str | None:
-    """What kind of non-public address this is, or None for a public unicast address."""
-    if address.version == 6 and address in _NAT64_LOCAL:
-        return "local-use NAT64"
+    """What kind of non-public address this is, or None for a public unicast address.
+
+    An IPv6 address is public only outside the special-purpose blocks, and either in
+    global unicast space (2000::/3) or a form that embeds a public IPv4 address."""
+    if address.version == 6:
+        if kind := next((kind for block, kind in _SPECIAL if address in block), None):
+            return kind
     if not address.is_global or address.is_multicast:
         for name in ("loopback", "link_local", "private", "multicast", "unspecified", "reserved"):
             if getattr(address, f"is_{name}"):
                 return name.replace("_", "-")
         return "non-public"
+    if address.version == 6 and not any(address in net for net in (_GLOBAL_UNICAST, *_EMBEDDING)):
+        return "reserved (not global unicast)"
     for inner in embedded_ipv4(address):
         if inner_kind := non_public(inner):
             return f"{inner_kind} (inside the IPv6 address)"

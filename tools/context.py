@@ -21,6 +21,7 @@ class ToolContext:
     allow_private_urls: bool = False
     # why fetch_url must not request a URL, or None: url_check(first_url, url) is asked for
     # the first URL and every redirect hop (agentcli fills it from the approval policy).
+    # Left None, fetch_url follows a redirect only on the first URL's site (same_site_only).
     # Typed Any, as LangGraph Server builds a JSON schema of the context and a callable has none.
     url_check: Any = None
     # a threading.Event set when the person interrupts the run (Ctrl-C): long tools stop

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import codecs
 import re
-import time
+import ssl
 from urllib.parse import urljoin
 
 import httpx
@@ -12,14 +12,22 @@ import httpx
 from tools.addresses import Refused, destinations
 from tools.base import Runtime, ToolError, builtin_tool, context_of
 from tools.context import ToolContext
+from tools.deadline import Deadline, DeadlineTransport, Stopped
+from tools.decoding import ACCEPT_ENCODING, Undecodable, decoder_for
 from tools.output import cap_output
 from tools.urls import IPAddress, Target, UnsafeURL, parse_url
 
-TIMEOUT = 30.0  # seconds for the whole fetch, redirects included
+TIMEOUT = 30.0  # seconds for the whole fetch: connecting, headers, body, redirects
 IO_TIMEOUT = 10.0  # seconds for any one connect or read
-MAX_BYTES = 2_000_000
+MAX_BYTES = 2_000_000  # of the decoded body
+MAX_RAW_BYTES = 2_000_000  # of the body as sent (compressed)
 MAX_REDIRECTS = 5
 USER_AGENT = "Mozilla/5.0 (compatible; fetch_url tool)"
+HEADERS = {
+    "User-Agent": USER_AGENT,
+    "Accept": "text/html,text/plain,*/*;q=0.5",
+    "Accept-Encoding": ACCEPT_ENCODING,
+}
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml")
 DROP_TAGS = ["script", "style", "noscript", "template", "svg", "iframe", "head"]
 
@@ -53,46 +61,92 @@ def target_of(url: str) -> Target:
         raise ToolError(f"refusing to fetch {url!r}: {exc}") from exc
 
 
+def same_site_only(first: str, url: str) -> str | None:
+    """The redirect check when the application sets no url_check: a hop on the first URL's
+    site (Target.same_site) is followed, a hop to another site is not."""
+    try:
+        if parse_url(first).same_site(parse_url(url)):
+            return None
+    except UnsafeURL:
+        pass
+    return f"{first!r} redirected to {url!r}, on another site: not followed (fetch it by name)"
+
+
 def _download(
-    client: httpx.Client, url: str, context: ToolContext
+    url: str, context: ToolContext, verify: ssl.SSLContext | bool = True
 ) -> tuple[Target, httpx.Response, bytes, bool]:
     """GET ``url``, following redirects by hand so that every hop is checked: against the
-    host rules (``context.url_check``), then its addresses, looked up once and connected to.
+    host rules (``context.url_check``, else same_site_only), then its addresses, looked up
+    once and connected to.
 
-    The body stops at MAX_BYTES or at the overall deadline; the flag says if it is complete.
+    Connecting, the headers, the body and every redirect share one deadline (TIMEOUT) and
+    stop when the person interrupts (``context.cancel``). The body stops at MAX_BYTES, or
+    at the deadline; the flag says if it is complete.
     """
-    deadline = time.monotonic() + TIMEOUT
+    deadline = Deadline(TIMEOUT, context.cancel)
+    check = context.url_check or same_site_only
     first = target = target_of(url)
-    for _ in range(MAX_REDIRECTS + 1):
-        if time.monotonic() > deadline:
-            raise ToolError(f"fetching {url!r} took longer than {TIMEOUT:g}s")
-        if context.url_check is not None and (refusal := context.url_check(first.url, target.url)):
-            raise ToolError(refusal)
-        try:
-            addresses = destinations(target, context.allow_private_urls)
-        except Refused as exc:
-            raise ToolError(str(exc)) from exc
-        response = _send(client, target, addresses, deadline)
-        try:
-            if response.is_redirect and "location" in response.headers:
-                following = target_of(urljoin(target.url, response.headers["location"]))
-                if following.host != target.host:
-                    client.cookies.clear()  # cookies are kept by address: not for another host
-                target = following
-                continue
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) >= MAX_BYTES or time.monotonic() > deadline:
-                    return target, response, bytes(body[:MAX_BYTES]), False
-            return target, response, bytes(body), True
-        finally:
-            response.close()
+    client = httpx.Client(
+        transport=DeadlineTransport(deadline, verify),
+        timeout=IO_TIMEOUT,
+        headers=HEADERS,
+        follow_redirects=False,
+        # no proxy from the environment (it would look the host up again, past the
+        # address check) and no .netrc credentials sent to whatever host is reached
+        trust_env=False,
+    )
+    with client:
+        for _ in range(MAX_REDIRECTS + 1):
+            deadline.left()
+            if refusal := check(first.url, target.url):
+                raise ToolError(refusal)
+            try:
+                addresses = destinations(target, context.allow_private_urls)
+            except Refused as exc:
+                raise ToolError(str(exc)) from exc
+            response = _send(client, target, addresses, deadline)
+            try:
+                if response.is_redirect and "location" in response.headers:
+                    following = target_of(urljoin(target.url, response.headers["location"]))
+                    if following.host != target.host:
+                        client.cookies.clear()  # kept by address: not for another host
+                    target = following
+                    continue
+                body, complete = _read_body(target, response)
+                return target, response, body, complete
+            finally:
+                response.close()
     raise ToolError(f"too many redirects (more than {MAX_REDIRECTS})")
 
 
+def _read_body(target: Target, response: httpx.Response) -> tuple[bytes, bool]:
+    """The decoded body, at most MAX_BYTES of it from at most MAX_RAW_BYTES read, and whether
+    it is complete. Decoding asks for no more than the room left (tools/decoding.py)."""
+    try:
+        decoder = decoder_for(response.headers.get("content-encoding", ""))
+    except Undecodable as exc:
+        raise ToolError(f"{target.url}: {exc}") from exc
+    body = bytearray()
+    read = 0
+    try:
+        for chunk in response.iter_raw():
+            read += len(chunk)
+            body += decoder.decode(chunk, MAX_BYTES + 1 - len(body))
+            if len(body) > MAX_BYTES or read > MAX_RAW_BYTES:
+                return bytes(body[:MAX_BYTES]), False
+            if decoder.finished:
+                break
+    except Undecodable as exc:
+        raise ToolError(f"{target.url}: {exc}") from exc
+    except Stopped as exc:
+        if exc.interrupted:
+            raise
+        return bytes(body), False  # out of time: what came so far
+    return bytes(body), True
+
+
 def _send(
-    client: httpx.Client, target: Target, addresses: list[IPAddress], deadline: float
+    client: httpx.Client, target: Target, addresses: list[IPAddress], deadline: Deadline
 ) -> httpx.Response:
     """Send the GET to the first of the checked addresses that accepts a connection.
 
@@ -101,16 +155,20 @@ def _send(
     """
     named = target.scheme == "https" and target.address is None
     extensions = {"sni_hostname": target.host} if named else {}
-    for number, address in enumerate(addresses, 1):
+    *others, last = addresses  # destinations() never returns none
+
+    def send(address: IPAddress) -> httpx.Response:
         request = client.build_request(
             "GET", target.at(address), headers={"Host": target.authority}, extensions=extensions
         )
+        return client.send(request, stream=True)
+
+    for address in others:
         try:
-            return client.send(request, stream=True)
+            return send(address)
         except httpx.ConnectError:
-            if number == len(addresses) or time.monotonic() > deadline:
-                raise
-    raise ToolError(f"host '{target.host}' has no address")  # resolve() never returns none
+            deadline.left()  # the next address, if there is time
+    return send(last)
 
 
 @builtin_tool
@@ -124,15 +182,10 @@ def fetch_url(url: str, runtime: Runtime) -> str:
         url: The full http:// or https:// URL to fetch.
     """
     context = context_of(runtime)
-    headers = {"User-Agent": USER_AGENT, "Accept": "text/html,text/plain,*/*;q=0.5"}
-    # trust_env=False: no proxy from the environment (it would look the host up again,
-    # past the address check) and no .netrc credentials sent to whatever host is reached
-    client = httpx.Client(
-        timeout=IO_TIMEOUT, headers=headers, follow_redirects=False, trust_env=False
-    )
     try:
-        with client:
-            target, response, body, complete = _download(client, url, context)
+        target, response, body, complete = _download(url, context)
+    except Stopped as exc:
+        raise ToolError(f"fetching {url!r} {exc}") from exc
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise ToolError(f"fetching {url!r} failed: {type(exc).__name__}: {exc}") from exc
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()

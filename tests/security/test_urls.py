@@ -9,6 +9,7 @@ received no request for it.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import threading
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 from agentcli.policy import Policy
 from tests.e2e.conftest import Agent
 from tests.scripted_server import text, tool_calls
+from tools.addresses import Refused, destinations, non_public
 from tools.urls import UnsafeURL, host_of, normalise_host, parse_url
 
 ALLOW = {"tool": "fetch_url", "decision": "allow"}
@@ -159,6 +161,103 @@ PAYLOADS_LOOPBACK = [
     if any(part in url for part in ("127", "0177", "0x7f", "2130706433", "\uff11", "7f00"))
     if "::127" not in url and "ff9b" not in url and "2002" not in url
 ]
+
+
+# IPv6 addresses no public web server has, that Python 3.11's is_global calls global (or
+# that later Pythons do): fetch_url must refuse them with tools.allow_private_urls off
+PAYLOADS_SPECIAL_V6 = [
+    "fec0::1",  # site-local (deprecated, RFC 3879)
+    "fec0:1:2:3::4",
+    "feff::1",  # the top of fec0::/10
+    "::ffff:0:7f00:1",  # IPv4-translated (RFC 2765) 127.0.0.1
+    "::ffff:0:a9fe:a9fe",  # IPv4-translated 169.254.169.254
+    "::ffff:0:a00:1",  # IPv4-translated 10.0.0.1
+    "::ffff:0:0:0",  # IPv4-translated 0.0.0.0
+    "100::1",  # discard-only
+    "100::ffff:ffff:ffff:ffff",
+    "100:0:0:1::1",  # dummy prefix (RFC 9780)
+    "2001:1::1",  # PCP anycast, in 2001::/23 (global in Python 3.12.4+)
+    "2001:1::2",  # TURN anycast
+    "2001:3::1",  # AMT
+    "2001:4:112::1",  # AS112-v6
+    "2001:20::1",  # ORCHIDv2
+    "2001:30::1",  # drone remote ID
+    "2001:1ff::1",  # the top of 2001::/23
+    "2001:db8::1",  # documentation
+    "2001:db8:ffff::1",
+    "3fff::1",  # documentation (RFC 9637)
+    "3fff:fff::1",
+    "5f00::1",  # SRv6 segment identifiers
+    "5f00:ffff::1",
+    "4000::1",  # not global unicast space (IANA reserved)
+    "::ffff:1:0:0",  # just past IPv4-translated: reserved
+    "64:ff9b:1::8.8.8.8",  # local-use NAT64, whatever it embeds
+    "2002:a00:1::1",  # 6to4 of 10.0.0.1
+]
+
+# Public IPv6 addresses that must stay fetchable
+PUBLIC_V6 = [
+    "2606:4700:4700::1111",
+    "2001:4860:4860::8888",
+    "2620:4f:8000::1",  # AS112 direct delegation: global
+    "2a00:1450:4001:82b::200e",
+    "64:ff9b::8.8.8.8",  # NAT64 of a public address
+    "::ffff:0:808:808",  # IPv4-translated 8.8.8.8
+    "2002:808:808::1",  # 6to4 of 8.8.8.8
+    "3ff0::1",  # below 3fff::/20
+    "2001:200::1",  # just past 2001::/23
+]
+
+
+@pytest.mark.parametrize("address", PAYLOADS_SPECIAL_V6)
+def test_special_purpose_ipv6_addresses_are_refused(address: str) -> None:
+    target = parse_url(f"http://[{address}]/")
+    assert target.address is not None and non_public(target.address) is not None
+    with pytest.raises(Refused, match="refusing to fetch"):
+        destinations(target, allow_private=False)
+
+
+@pytest.mark.parametrize("address", PUBLIC_V6)
+def test_public_ipv6_addresses_are_fetchable(address: str) -> None:
+    target = parse_url(f"http://[{address}]/")
+    assert destinations(target, allow_private=False) == [ipaddress.ip_address(address)]
+
+
+SPECIAL_BLOCKS = [
+    "fec0::/10",
+    "100::/64",
+    "2001::/23",
+    "2001:db8::/32",
+    "3fff::/20",
+    "5f00::/16",
+    "64:ff9b:1::/48",
+    "fc00::/7",
+    "fe80::/10",
+    "ff00::/8",
+    "::/8",
+    "4000::/2",
+    "8000::/1",
+]
+
+
+@given(st.sampled_from(SPECIAL_BLOCKS), st.integers(0, 2**128 - 1))
+def test_every_address_in_a_special_block_is_refused(block: str, bits: int) -> None:
+    network = ipaddress.IPv6Network(block)
+    address = network[bits % network.num_addresses]
+    if address.ipv4_mapped is not None or address in ipaddress.IPv6Network("::ffff:0:0:0/96"):
+        return  # these embed an IPv4 address and are checked as it (above)
+    if address in ipaddress.IPv6Network("::/96") or address in ipaddress.IPv6Network(
+        "64:ff9b::/96"
+    ):
+        return
+    assert non_public(address) is not None, address
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_ipv4_translated_is_read_as_its_ipv4_address(value: int) -> None:
+    inner = ipaddress.IPv4Address(value)
+    translated = ipaddress.IPv6Address(0xFFFF << 48 | value)  # ::ffff:0:a.b.c.d
+    assert (non_public(translated) is None) == (non_public(inner) is None), translated
 
 
 def decide(url: str, *rules: dict[str, str], auto_approve: bool = False) -> str:
