@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
@@ -407,3 +408,26 @@ def test_calls_cut_off_by_a_server_crash_are_asked_about_at_once_and_can_be_mark
             [row] = json.loads(cli.run("threads", "list", "--server", dev.url, "--json").stdout)
             assert row["status"] == "idle"
             (ws / "go").touch()
+
+
+# a client's context naming a journal of its own: the server's is used whatever it says
+PAYLOADS = [None, False, "", "/tmp/elsewhere.db", {"call_state": "finished"}, ["x"]]
+
+
+@pytest.mark.parametrize("journal", PAYLOADS)
+def test_a_client_cannot_choose_or_turn_off_the_servers_journal(
+    dev: DevServer, journal: object
+) -> None:
+    client = get_sync_client(url=dev.url, api_key=None)
+    dev.model.push(tool_calls(("shell", {"command": "echo journalled"})), text("Done."))
+    thread = client.threads.create()["thread_id"]
+    context = {"journal": journal, "approval": {"auto_approve": True}}
+    message = {"messages": [{"role": "user", "content": "go"}]}
+    client.runs.wait(thread, "agent", input=message, context=context, durability="sync")
+    assert client.threads.get_state(thread)["values"]["messages"][-1]["content"] == "Done."
+    db = dev.workspace.parent / "home" / "data" / "agentcli" / "threads.db"
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT state FROM agentcli_calls WHERE thread_id = ?", (thread,)
+        ).fetchall()
+    assert rows == [("finished",)]
