@@ -10,6 +10,7 @@ server, so reviews show a call's arguments rather than a diff against local file
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -35,6 +36,10 @@ from agentcli.store import ThreadRow
 
 STREAM_MODES: list[Any] = ["updates", "custom"]  # the answer's tokens come as custom parts
 MASKED = "An internal error occurred"  # what the server says instead of the message
+# A stream cut by the server (it died, it restarts) is reconnected by langgraph-sdk for a
+# while, which warns on stderr that events sent meanwhile are lost: the state read when
+# the run ends is what counts here, and errors stay one line.
+warnings.filterwarnings("ignore", "Reconnecting without a Last-Event-ID", UserWarning)
 MESSAGE_TYPES: dict[str, type[AnyMessage] | type[AIMessageChunk]] = {
     "ai": AIMessage,
     "AIMessageChunk": AIMessageChunk,
@@ -120,10 +125,21 @@ class RemoteSession:
         return state
 
     def pending(self, state: dict[str, Any] | None = None) -> ReviewRequest | None:
+        """The first review the thread waits on. A server that died mid-call asks about
+        the call again (rerun.py) when it runs the task again: at its restart, which
+        retries the runs it left running, or at the next run."""
         if self.row is None:
             return None
         interrupts = (state or self.state()).get("interrupts") or []
         return review_in(self.thread_id, (item.get("value") for item in interrupts))
+
+    def _shown(self) -> tuple[str | None, int]:
+        """The id of the interrupt `pending` shows, and how many the thread waits on."""
+        interrupts = self.state().get("interrupts") or []
+        for item in interrupts:
+            if review_in(self.thread_id, [item.get("value")]):
+                return item.get("id"), len(interrupts)
+        return None, len(interrupts)
 
     # -- driving the graph -------------------------------------------------------
 
@@ -141,7 +157,12 @@ class RemoteSession:
         return self._drive(input={"messages": [message], "invalid_turns": 0, "audit": []})
 
     def decide(self, decisions: list[dict[str, Any]]) -> Iterator[Event]:
-        return self._drive(command={"resume": {"decisions": decisions}})
+        """Answer the review `pending` showed. Several tools tasks cut off by one crash each
+        ask on their own: the answer goes to the one shown, by its interrupt id."""
+        answer: dict[str, Any] = {"decisions": decisions}
+        shown, waiting = self._shown()
+        resume = {shown: answer} if shown and waiting > 1 else answer
+        return self._drive(command={"resume": resume})
 
     def policy_decisions(self, review: ReviewRequest) -> list[dict[str, Any]] | None:
         allowed = self.state()["values"].get("allowed_tools", [])

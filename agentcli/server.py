@@ -5,6 +5,9 @@ read once, at import, as the CLI reads them (the config file, then OPENAI_BASE_U
 AGENTCLI_MODEL, OPENAI_API_KEY ...), and so are its tools. The workspace is
 AGENTCLI_WORKSPACE, else the server's current directory.
 
+Every run's tool calls are journalled in the database the server's `storage.db` names
+(serverjournal.py), so a call cut off by a server crash is asked about again, not re-run.
+
 A run's `context` may carry two things (everything else comes from the server's settings):
 - `workspace`: a folder inside the server's workspace (relative to it, or absolute);
 - `approval`: a client's flags, `{"auto_approve": bool, "approve": [TOOL], "deny": [TOOL]}`,
@@ -31,6 +34,7 @@ from agentcli.errors import ConfigError
 from agentcli.graph import build_graph
 from agentcli.model import make_model
 from agentcli.policy import Policy
+from agentcli.serverjournal import ServerJournal
 from agentcli.state import RunContext
 
 GRAPH_ID = "agent"  # the name langgraph.json gives the graph; remote clients use it
@@ -82,6 +86,7 @@ def client_policy(settings: Settings, approval: Mapping[str, Any] | None) -> Pol
 
 def context_schema(settings: Settings, root: Path) -> type[RunContext]:
     """A RunContext whose every field has a default, for runs started by any client."""
+    journal = ServerJournal(settings)  # one per server: its settings' store (serverjournal.py)
 
     @dataclass
     class ServerContext(RunContext):
@@ -100,6 +105,7 @@ def context_schema(settings: Settings, root: Path) -> type[RunContext]:
             self.max_steps = settings.max_steps
             self.max_invalid_turns = settings.max_invalid_turns
             self.system_prompt = settings.system_prompt
+            self.journal = journal  # tool calls journalled: a re-run after a crash asks
 
     return ServerContext
 

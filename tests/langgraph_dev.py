@@ -2,7 +2,9 @@
 
 The in-memory server (langgraph-cli[inmem]) runs with the scripted model server as
 OPENAI_BASE_URL, a workspace of its own (AGENTCLI_WORKSPACE), a private home, no telemetry
-(LANGGRAPH_CLI_NO_ANALYTICS) and no tracing; it keeps its .langgraph_api snapshot in `base`.
+(LANGGRAPH_CLI_NO_ANALYTICS) and no tracing; it keeps its .langgraph_api snapshot, and its
+home the call journal (agentcli's threads.db), in `base`: `serve` again on the same `base`
+restarts it on the same data, as after a crash (`DevServer.kill`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +35,12 @@ class DevServer:
     model: ScriptedServer
     workspace: Path  # the server's AGENTCLI_WORKSPACE
     log: Path
+    proc: subprocess.Popen[bytes]
+
+    def kill(self) -> None:
+        """SIGKILL: the server stops at once, saving nothing more."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
 
 
 class NotStarted(RuntimeError):
@@ -61,9 +69,11 @@ def isolated_env(home: Path) -> dict[str, str]:
 
 
 @contextmanager
-def serve(base: Path) -> Iterator[DevServer]:
+def serve(base: Path, model: ScriptedServer | None = None) -> Iterator[DevServer]:
+    """langgraph dev on `base`'s data (a restart if it ran there before); its own scripted
+    model server unless given one."""
     workspace = base / "server-workspace"
-    workspace.mkdir()
+    workspace.mkdir(exist_ok=True)
     env = isolated_env(base / "home")
     env.update(
         AGENTCLI_MODEL="scripted",
@@ -73,7 +83,10 @@ def serve(base: Path) -> Iterator[DevServer]:
     )
     port = free_port()
     log = base / "langgraph-dev.log"
-    with ScriptedServer() as model, log.open("w") as out:
+    with ExitStack() as stack:
+        if model is None:
+            model = stack.enter_context(ScriptedServer())
+        out = stack.enter_context(log.open("a"))
         env["OPENAI_BASE_URL"] = model.base_url
         command = [LANGGRAPH, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1"]
         command += ["--port", str(port), "--config", str(ROOT / "langgraph.json")]
@@ -81,14 +94,15 @@ def serve(base: Path) -> Iterator[DevServer]:
         try:
             url = f"http://127.0.0.1:{port}"
             _wait_ready(url, proc, log)
-            yield DevServer(url, model, workspace, log)
+            yield DevServer(url, model, workspace, log, proc)
         finally:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
 
 
 def _wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:

@@ -7,6 +7,9 @@ directly, and through the installed `agentcli ... --server URL`.
 from __future__ import annotations
 
 import json
+import signal
+import sqlite3
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,10 +19,10 @@ import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.schema import Command
 
-from tests.e2e.conftest import Agent
+from tests.e2e.conftest import AGENTCLI, Agent
 from tests.e2e.test_chat import CHOICE, PROMPT
 from tests.langgraph_dev import DevServer, free_port, isolated_env, serve
-from tests.scripted_server import error, hang, text, tool_calls
+from tests.scripted_server import ScriptedServer, error, hang, text, tool_calls
 
 
 @pytest.fixture(scope="module")
@@ -322,3 +325,109 @@ def test_a_review_skipped_on_the_server_is_dismissed_and_the_model_told(dev: Dev
     assert "not run" in _tool_message(dev, call_id["id"])["content"]
     audit = client.threads.get_state(thread)["values"]["audit"]
     assert [r["decision"] for r in audit if r["call_id"] == call_id["id"]] == ["dismissed"]
+
+
+WAIT_FOR_GO = "for i in $(seq 600); do [ -f go ] && break; sleep 0.1; done"
+
+
+def _settled(url: str, thread_id: str) -> str:
+    """The thread's status once no run is on it (the restart retries the run it cut off)."""
+    client = get_sync_client(url=url, api_key=None)
+    deadline = time.monotonic() + 60
+    while (status := client.threads.get(thread_id)["status"]) == "busy":
+        assert time.monotonic() < deadline, "the retried run never ended"
+        time.sleep(0.2)
+    return status
+
+
+def test_calls_cut_off_by_a_server_crash_are_asked_about_at_once_and_can_be_marked_done(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL langgraph dev while two approved shell calls run, restart it on its data:
+    both are asked about (rerun), nothing runs twice, and `done` settles each."""
+    base, local = tmp_path / "server", tmp_path / "client"
+    base.mkdir()
+    local.mkdir()
+    with ScriptedServer() as model:
+        cli = Agent(model, local, isolated_env(tmp_path / "home"))
+        with serve(base, model) as dev:
+            ws = dev.workspace
+            model.push(
+                tool_calls(
+                    ("shell", {"command": f"echo a >> a.log; {WAIT_FOR_GO}"}),
+                    ("shell", {"command": f"echo b >> b.log; {WAIT_FOR_GO}"}),
+                )
+            )
+            command = [AGENTCLI, "run", "--server", dev.url, "run both", "-y", "-o", "json"]
+            child = subprocess.Popen(command, cwd=local, env=cli.env, stdout=subprocess.PIPE)
+            deadline = time.monotonic() + 30
+            while not ((ws / "a.log").exists() and (ws / "b.log").exists()):
+                assert time.monotonic() < deadline and child.poll() is None
+                time.sleep(0.05)
+            dev.kill()  # well within the runtime's 10 s flush: only the journal saved it
+            child.send_signal(signal.SIGKILL)  # its client too (it would wait to reconnect)
+            child.wait(10)
+        with serve(base, model) as dev:
+            [row] = json.loads(cli.run("threads", "list", "--server", dev.url, "--json").stdout)
+            thread = row["thread_id"]
+            assert _settled(dev.url, thread) == "interrupted"
+            [row] = json.loads(cli.run("threads", "list", "--server", dev.url, "--json").stdout)
+            assert row["status"] == "awaiting_approval"
+            listed = cli.run("review", thread, "--json", "--server", dev.url)
+            assert listed.returncode == 0, listed.stderr
+            [first] = json.loads(listed.stdout)
+            assert first["tool"] == "shell" and first["rerun"] == "started"
+            assert len(model.requests) == 1  # nothing asked the model since the crash
+
+            done = cli.run("review", thread, "--done", first["call_id"], "--server", dev.url)
+            assert done.returncode == 3, done.stderr  # the other call still waits
+            listed = cli.run("review", thread, "--json", "--server", dev.url)
+            [second] = json.loads(listed.stdout)
+            assert second["rerun"] == "started"
+            assert {first["call_id"], second["call_id"]} == {"call_1", "call_2"}
+
+            model.push(text("Both are settled; their results are unknown."))
+            chat = cli.spawn("resume", thread[:8], "--server", dev.url)
+            chat.expect("possibly partly run")
+            chat.expect(r"\[d\]one")
+            chat.sendline("d")
+            chat.expect("Both are settled; their results are unknown.")
+            chat.expect(PROMPT)
+            chat.sendline("/exit")
+            chat.expect(pexpect.EOF)
+
+            for call_id in ("call_1", "call_2"):
+                told = _tool_message(dev, call_id)["content"]
+                assert "marked this call as done; its result is unknown" in told
+            assert (ws / "a.log").read_text() == "a\n"  # each ran once, before the crash
+            assert (ws / "b.log").read_text() == "b\n"
+            values = get_sync_client(url=dev.url, api_key=None).threads.get_state(thread)
+            audit = values["values"]["audit"]
+            marked = [(r["call_id"], r["rerun"]) for r in audit if r["decision"] == "marked done"]
+            assert sorted(marked) == [("call_1", "started"), ("call_2", "started")]
+            [row] = json.loads(cli.run("threads", "list", "--server", dev.url, "--json").stdout)
+            assert row["status"] == "idle"
+            (ws / "go").touch()
+
+
+# a client's context naming a journal of its own: the server's is used whatever it says
+PAYLOADS = [None, False, "", "/tmp/elsewhere.db", {"call_state": "finished"}, ["x"]]
+
+
+@pytest.mark.parametrize("journal", PAYLOADS)
+def test_a_client_cannot_choose_or_turn_off_the_servers_journal(
+    dev: DevServer, journal: object
+) -> None:
+    client = get_sync_client(url=dev.url, api_key=None)
+    dev.model.push(tool_calls(("shell", {"command": "echo journalled"})), text("Done."))
+    thread = client.threads.create()["thread_id"]
+    context = {"journal": journal, "approval": {"auto_approve": True}}
+    message = {"messages": [{"role": "user", "content": "go"}]}
+    client.runs.wait(thread, "agent", input=message, context=context, durability="sync")
+    assert client.threads.get_state(thread)["values"]["messages"][-1]["content"] == "Done."
+    db = dev.workspace.parent / "home" / "data" / "agentcli" / "threads.db"
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT state FROM agentcli_calls WHERE thread_id = ?", (thread,)
+        ).fetchall()
+    assert rows == [("finished",)]

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+import weakref
 from pathlib import Path
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.memory import InMemorySaver, PersistentDict
 from langgraph.graph import StateGraph
 from langgraph.types import Command
 
 from agentcli.config import Settings
 from agentcli.graph import build_graph
 from agentcli.server import context_schema
+from agentcli.serverjournal import ServerJournal, persist_dev_state
 from tests.fakes import FakeChatModel, call, say
 from tests.unit.conftest import note
 
@@ -82,3 +85,40 @@ def test_a_run_with_an_empty_context_stops_at_a_v1_review(tmp_path: Path) -> Non
     graph.invoke(Command(resume={"decisions": [edit]}), config, context={})
     messages = graph.get_state(config).values["messages"]
     assert messages[-2].content == "noted 'bye' x1" and messages[-1].content == "noted"
+
+
+def test_every_run_journals_its_tool_calls_in_the_servers_store(tmp_path: Path) -> None:
+    """The journal is the one `storage.db` names, whatever a client's context says."""
+    db = tmp_path / "server.db"
+    schema = context_schema(Settings(db=str(db)), tmp_path)
+    first, second = schema(), schema(journal="client's own")
+    assert first.journal is second.journal and not db.exists()  # opened by a tool call
+    model = FakeChatModel(replies=[call(("note", {"text": "hi"})), say("noted")], calls=[])
+    graph = build_graph(lambda: model, [note], schema).compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    context = {"approval": {"auto_approve": True}}
+    graph.invoke({"messages": [("user", "note hi")]}, config, context=context)
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT thread_id, call_id, state FROM agentcli_calls").fetchall()
+    [(thread, key, state)] = rows
+    assert (thread, state) == ("t", "finished") and " tools:" in key
+
+
+def test_the_dev_runtimes_state_is_written_out_before_a_call_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """langgraph dev's in-memory dicts reach their files at once, not at its 10 s flush."""
+    from langgraph_runtime_inmem import _persistence
+
+    ops = PersistentDict(dict, filename=str(tmp_path / ".langgraph_ops.pckl"))
+    ops["runs"] = [{"status": "running"}]
+    monkeypatch.setattr(_persistence, "_stores", {ops.filename: weakref.ref(ops)})
+    journal = ServerJournal(Settings(db=str(tmp_path / "journal.db")))
+    journal.call_started("t", "call_1 tools:x")
+    saved = PersistentDict(dict, filename=ops.filename)
+    saved.load()
+    assert saved == {"runs": [{"status": "running"}]}
+    assert journal.call_state("t", "call_1 tools:x") == "started"
+    assert not list(tmp_path.glob("*.tmp"))
+    monkeypatch.setattr(_persistence, "_stores", {})  # any other runtime: nothing to write
+    assert persist_dev_state() == 0
