@@ -378,3 +378,13 @@ def test_locally_the_session_s_own_policy_decisions_keep_their_decider(tmp_path:
         "flag",
         "flag --approve",
     )
+
+
+@pytest.mark.parametrize("decision", [{"type": "approve"}, EDIT])
+def test_a_call_the_answering_run_denies_does_not_run(tmp_path: Path, decision: Any) -> None:
+    graph, config, model = graph_at_review(tmp_path, say("ok"))
+    denying = {"approval": {"deny": ["note"]}}
+    graph.invoke(Command(resume={"decisions": [decision]}), config, context=denying)
+    assert RAN == []
+    [record] = graph.get_state(config).values["audit"]
+    assert (record["decision"], record["by"]) == ("denied", "flag --deny")
