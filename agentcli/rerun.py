@@ -19,7 +19,15 @@ from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Interrupt
 
-from agentcli.review import RERUN_DECISIONS, ask, audit_record, checked, review_request
+from agentcli.review import (
+    RERUN_DECISIONS,
+    ask,
+    audit_record,
+    checked,
+    decider,
+    review_request,
+)
+from agentcli.state import RunContext
 
 RERUN = {
     "started": "possibly partly run: agentcli stopped while this call ran",
@@ -43,23 +51,29 @@ def rerun_request(call: ToolCall, earlier: str) -> dict[str, Any]:
 
 
 def ask_again(
-    call: ToolCall, earlier: str, by_name: Mapping[str, BaseTool]
+    call: ToolCall, earlier: str, by_name: Mapping[str, BaseTool], ctx: RunContext | None = None
 ) -> tuple[ToolCall | None, dict[str, Any]]:
     """Ask about a cut-off call: (the call to run, possibly edited, or None) and the state
-    update to return instead of running it (its tool message and audit record)."""
+    update to return instead of running it (its tool message and audit record). A call
+    the run's policy denies (an edit into a denied call, or a resume with --deny) does not
+    run; on a server, an answer's say that a rule or flag decided is not believed."""
     checker: Callable[[Any], Any] = lambda answer: checked(  # noqa: E731
         answer, [call], by_name, RERUN_DECISIONS
     )
     decision = ask(rerun_request(call, earlier), checker)[0]
-    who, by = decision.get("who") or "person", decision.get("by") or "person"
+    who, by = decider(decision, ctx is not None and ctx.from_clients)
     kind = decision["type"]
     if kind in ("approve", "edit"):
         args = decision["edited_action"]["args"] if kind == "edit" else call["args"]
-        outcome = "approved again" if kind == "approve" else "edited"
-        record = audit_record(call, outcome, who, by, ran_args=args, rerun=earlier)
-        return {**call, "args": args}, {"audit": [record]}
-    text = MARKED_DONE if kind == "done" else decision.get("message") or REJECTED_AGAIN
-    outcome = "marked done" if kind == "done" else "rejected"
+        verdict = ctx.policy.decide(call["name"], args, workspace=ctx.workspace) if ctx else None
+        if verdict is None or verdict.decision != "deny":
+            outcome = "approved again" if kind == "approve" else "edited"
+            record = audit_record(call, outcome, who, by, ran_args=args, rerun=earlier)
+            return {**call, "args": args}, {"audit": [record]}
+        who, by, text, outcome = verdict.who, verdict.by, verdict.refusal, "denied"
+    else:
+        text = MARKED_DONE if kind == "done" else decision.get("message") or REJECTED_AGAIN
+        outcome = "marked done" if kind == "done" else "rejected"
     message = ToolMessage(text, tool_call_id=call["id"] or "", name=call["name"], status="error")
     feedback = decision.get("message") if kind == "reject" else None
     record = audit_record(call, outcome, who, by, feedback=feedback, rerun=earlier)

@@ -12,16 +12,31 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send, interrupt
 from pydantic import BaseModel, ValidationError
 
+from agentcli.approval import (
+    allowed_tools,
+    key_of,
+    review_sealed,
+    seal_call,
+    seal_review,
+    seal_tool,
+    step_of,
+    thread_of,
+)
+from agentcli.pending import ALTERED, answered_ids, vet
 from agentcli.state import AgentState, RunContext
+
+Sealer = Callable[[ToolCall], str]
 
 REJECTED = "rejected by the user"
 DECISIONS = ["approve", "edit", "reject"]
@@ -102,15 +117,15 @@ class Turn:
     def run(self, call: ToolCall, decision: str, who: str, by: str, args: Any = None) -> None:
         ran = call if args is None else {**call, "args": args}
         self.approved.append(ran)
-        self._note(call, decision, who, by, ran_args=ran["args"])
+        self.note(call, decision, who, by, ran_args=ran["args"])
 
     def refuse(self, call: ToolCall, decision: str, who: str, by: str, text: str) -> None:
         self.replies.append(_refused(call, text))
-        self._note(call, decision, who, by, feedback=text if decision == "feedback" else None)
+        self.note(call, decision, who, by, feedback=text if decision == "feedback" else None)
 
     def invalid(self, call_id: str | None, name: str, args: Any, problem: str) -> None:
         self.replies.append(_error(call_id, name, problem))
-        self._note({"id": call_id, "name": name, "args": args}, "invalid", "agentcli", problem)
+        self.note({"id": call_id, "name": name, "args": args}, "invalid", "agentcli", problem)
 
     def update(self, **extra: Any) -> dict[str, Any]:
         # no "messages" key without replies: even an empty write makes LangGraph's reducer
@@ -118,16 +133,24 @@ class Turn:
         replies = {"messages": self.replies} if self.replies else {}
         return {**replies, "audit": self.audit, **extra}
 
-    def next(self) -> Any:
-        """One ToolNode task per call to run, or straight back to the model."""
+    def next(self, seal: Sealer) -> Any:
+        """One ToolNode task per call to run, each with its seal, or back to the model."""
         if not self.approved:
             return "agent"
         return [
-            Send("tools", {"__type": "tool_call_with_context", "tool_call": call, "state": {}})
+            Send(
+                "tools",
+                {
+                    "__type": "tool_call_with_context",
+                    "tool_call": call,
+                    "state": {},
+                    "approval": seal(call),
+                },
+            )
             for call in self.approved
         ]
 
-    def _note(self, call: Any, decision: str, who: str, by: str, **extra: Any) -> None:
+    def note(self, call: Any, decision: str, who: str, by: str, **extra: Any) -> None:
         self.audit.append(audit_record(call, decision, who, by, **extra))
 
 
@@ -155,11 +178,15 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
 
     They are two nodes so that the policy's verdicts are saved before the interrupt: a
     resume (maybe by another process with other flags) answers exactly what was asked.
+    Every call either sends to the tools node carries its seal (approval.py), for the step
+    the tools task runs at (this one's next).
     """
     by_name = {tool.name: tool for tool in tools}
 
-    def review(state: AgentState, runtime: Runtime[RunContext]) -> Command:
+    def review(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Command:
         ctx = runtime.context
+        key, thread = key_of(ctx), thread_of(config)
+        allowed = allowed_tools(key, thread, state)
         message = _last_assistant(state["messages"])
         turn = Turn()
         asking: list[dict[str, Any]] = []
@@ -172,7 +199,7 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
                 turn.invalid(call["id"], call["name"], call["args"], problem)
                 continue
             verdict = ctx.policy.decide(
-                call["name"], call["args"], state.get("allowed_tools", []), workspace=ctx.workspace
+                call["name"], call["args"], allowed, workspace=ctx.workspace
             )
             if verdict.decision == "allow":
                 turn.run(call, "allowed", verdict.who, verdict.by)
@@ -188,47 +215,94 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
                 turn.refuse(call, "denied", "agentcli", "max_invalid_turns", STOPPED)
             turn.approved = []
             return Command(update=turn.update(invalid_turns=invalid_turns), goto=END)
+        step = step_of(config) + 1  # of the approve or tools tasks this sends
         if asking:
             update = turn.update(invalid_turns=invalid_turns)
-            update["review"] = {"allowed": turn.approved, "asking": asking}
+            update["review"] = seal_review(key, thread, step, turn.approved, asking)
             return Command(update=update, goto="approve")
-        return Command(update=turn.update(invalid_turns=invalid_turns), goto=turn.next())
+        seal = partial(seal_call, key, thread, step)
+        return Command(update=turn.update(invalid_turns=invalid_turns), goto=turn.next(seal))
 
-    def approve(state: AgentState) -> Command:
-        pending = state["review"]
-        assert pending is not None, "approve follows a review that asked"
-        asking = [(item["call"], item["reason"]) for item in pending["asking"]]
+    def approve(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Command:
+        ctx = runtime.context
+        key, thread = key_of(ctx), thread_of(config)
+        message = _last_assistant(state["messages"])
+        # the review's own verdicts (sealed by it for this step), each exactly a call of the
+        # model's turn (pending.py): else every call left is refused, none asked
+        review = state.get("review")
+        if not review_sealed(key, thread, step_of(config), review):
+            review = None
+        pending = vet(review, message, answered_ids(state["messages"], message))
+        asking = pending.asking
         calls = [call for call, _ in asking]
-        decisions = ask(review_request(asking), lambda answer: checked(answer, calls, by_name))
-        turn = Turn(approved=list(pending["allowed"]))
+        decisions = (
+            ask(review_request(asking), lambda answer: checked(answer, calls, by_name))
+            if asking
+            else []
+        )
+        turn = Turn()
+        for call in pending.altered:
+            turn.refuse(call, "refused", "agentcli", "review changed from outside", ALTERED)
+        for stray in pending.strays:
+            turn.note(stray, "refused", "agentcli", "not a call of the model's turn")
+        allowed = allowed_tools(key, thread, state)
+
+        def denied(call: ToolCall, args: Any) -> bool:
+            """Refused when the policy of this run denies it (a resume may bring --deny)."""
+            verdict = ctx.policy.decide(call["name"], args, allowed, workspace=ctx.workspace)
+            if verdict.decision == "deny":
+                turn.refuse(call, "denied", verdict.who, verdict.by, verdict.refusal)
+            return verdict.decision == "deny"
+
+        turn.approved = list(pending.allowed)  # audited by the review, whatever the flags now
         remember: list[str] = []
         edited: dict[str | None, dict[str, Any]] = {}
         for (call, _), decision in zip(asking, decisions, strict=True):
-            who, by = decision.get("who", "person"), decision.get("by", "person")
+            who, by = decider(decision, ctx.from_clients)
+            personal = who in PEOPLE
             kind = decision["type"]
             if kind == "approve":
-                turn.run(call, "approved" if who == "person" else "allowed", who, by)
+                if denied(call, call["args"]):
+                    continue
+                turn.run(call, "approved" if personal else "allowed", who, by)
                 if decision.get("always"):
                     remember.append(call["name"])
             elif kind == "edit":  # its arguments were checked before it was taken
                 args = decision["edited_action"]["args"]
+                if denied(call, args):
+                    continue
                 edited[call["id"]] = args
                 turn.run(call, "edited", who, by, args)
             elif decision.get("message"):
-                outcome = "feedback" if who == "person" else "denied"
-                turn.refuse(call, outcome, who, by, decision["message"])
+                turn.refuse(
+                    call, "feedback" if personal else "denied", who, by, decision["message"]
+                )
             else:
                 turn.refuse(call, "rejected", who, by, REJECTED)
         update = turn.update(review=None)
         if edited:  # the history shows what really ran: same message id, new arguments
-            message = _last_assistant(state["messages"])
             calls = [{**c, "args": edited.get(c["id"], c["args"])} for c in message.tool_calls]
             update["messages"] = [message.model_copy(update={"tool_calls": calls}), *turn.replies]
         if remember:
             update["allowed_tools"] = remember
-        return Command(update=update, goto=turn.next())
+            update["allowed_seals"] = [seal_tool(key, thread, name) for name in remember]
+        seal = partial(seal_call, key, thread, step_of(config) + 1)
+        return Command(update=update, goto=turn.next(seal))
 
     return review, approve
+
+
+PEOPLE = ("person", "client")
+
+
+def decider(decision: Mapping[str, Any], from_clients: bool) -> tuple[str, str]:
+    """Who decided, as the audit records it. Only agentcli's own session may say a rule or
+    flag did (it decides by its policy before answering); a server's client saying so is
+    recorded as a client, its claim kept in `by`."""
+    who, by = decision.get("who") or "person", decision.get("by") or "person"
+    if from_clients and (who, by) != ("person", "person"):
+        return "client", f"said {who}: {by}"[:200]
+    return who, by
 
 
 def _last_assistant(messages: Sequence[Any]) -> AIMessage:

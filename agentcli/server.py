@@ -8,7 +8,8 @@ AGENTCLI_WORKSPACE, else the server's current directory.
 Every run's tool calls are journalled in the database the server's `storage.db` names
 (serverjournal.py), so a call cut off by a server crash is asked about again, not re-run.
 
-A run's `context` may carry two things (everything else comes from the server's settings):
+A run's `context` may carry two things (everything else comes from the server's settings,
+whatever a client sends: see `context_schema`):
 - `workspace`: a folder inside the server's workspace (relative to it, or absolute);
 - `approval`: a client's flags, `{"auto_approve": bool, "approve": [TOOL], "deny": [TOOL]}`,
   applied on top of the server's `[approval]` rules as `-y/--approve/--deny` are locally.
@@ -22,18 +23,20 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from langgraph.graph import StateGraph
 
-from agentcli.config import Settings, load_settings
+from agentcli.approval import PROCESS_KEY, ApprovalKey
+from agentcli.config import Settings, data_dir, load_settings
 from agentcli.errors import ConfigError
 from agentcli.graph import build_graph
 from agentcli.model import make_model
 from agentcli.policy import Policy
+from agentcli.secrets import NEVER_PASS, hide_environment, session_redactor
 from agentcli.serverjournal import ServerJournal
 from agentcli.state import RunContext
 
@@ -84,9 +87,56 @@ def client_policy(settings: Settings, approval: Mapping[str, Any] | None) -> Pol
     )
 
 
-def context_schema(settings: Settings, root: Path) -> type[RunContext]:
-    """A RunContext whose every field has a default, for runs started by any client."""
+@dataclass
+class ClientChoices:
+    """What a client of the server may choose for a run: the context schema it is shown."""
+
+    workspace: str | None = None
+    approval: dict[str, Any] | None = None
+
+
+CLIENT_FIELDS = frozenset(f.name for f in fields(ClientChoices))
+
+
+def server_context(
+    settings: Settings, root: Path, key: ApprovalKey, journal: Any = None
+) -> RunContext:
+    """Every value of a server run's context that no client chooses, from the settings.
+
+    A field added to RunContext later is the server's too: `ServerContext` copies every
+    field from here but the client's (CLIENT_FIELDS), whatever a client sent for it."""
+    policy = client_policy(settings, None)
+    return RunContext(
+        workspace=root,
+        shell_timeout=settings.shell_timeout,
+        max_output_chars=settings.max_output_chars,
+        allow_private_urls=settings.allow_private_urls,
+        url_check=policy.redirect_refusal,
+        protected_paths=policy.protected_paths(),
+        env_passthrough=tuple(settings.env_passthrough),
+        env_never=NEVER_PASS,
+        redactor=session_redactor(settings),
+        policy=policy,
+        max_steps=settings.max_steps,
+        max_invalid_turns=settings.max_invalid_turns,
+        system_prompt=settings.system_prompt,
+        approval_key=key,
+        from_clients=True,
+        journal=journal,  # tool calls journalled: a re-run after a crash asks
+    )
+
+
+def context_schema(
+    settings: Settings, root: Path, key: ApprovalKey | None = None
+) -> type[RunContext]:
+    """A RunContext whose every field has a default, for runs started by any client.
+
+    LangGraph builds it from a client's JSON (`ServerContext(**context)`): it takes any
+    field, so every field but `workspace` and `approval` is set again from the server's
+    settings, and its JSON schema (which the server filters a client's context with)
+    shows those two only."""
     journal = ServerJournal(settings)  # one per server: its settings' store (serverjournal.py)
+    base = server_context(settings, root, key or PROCESS_KEY, journal)
 
     @dataclass
     class ServerContext(RunContext):
@@ -96,16 +146,17 @@ def context_schema(settings: Settings, root: Path) -> type[RunContext]:
         approval: dict[str, Any] | None = None
 
         def __post_init__(self) -> None:
+            for item in fields(RunContext):  # one place: the server's, not the client's
+                if item.name not in CLIENT_FIELDS:
+                    setattr(self, item.name, getattr(base, item.name))
             self.workspace = inside(root, self.workspace)
             self.policy = client_policy(settings, self.approval)
-            self.url_check = self.policy.redirect_refusal  # not the client's to choose
-            self.shell_timeout = settings.shell_timeout
-            self.max_output_chars = settings.max_output_chars
-            self.allow_private_urls = settings.allow_private_urls
-            self.max_steps = settings.max_steps
-            self.max_invalid_turns = settings.max_invalid_turns
-            self.system_prompt = settings.system_prompt
-            self.journal = journal  # tool calls journalled: a re-run after a crash asks
+            self.url_check = self.policy.redirect_refusal
+            self.protected_paths = self.policy.protected_paths()
+
+        @classmethod
+        def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+            return handler(ClientChoices)  # the schema published to clients
 
     return ServerContext
 
@@ -116,7 +167,9 @@ def make_graph(settings: Settings, root: Path) -> StateGraph[Any, Any, Any, Any]
 
     tools = [item.tool for item in load_tools(settings, warn=log.warning)]
     model = partial(make_model, settings)
-    return build_graph(model, tools, context_schema(settings, root))
+    key = ApprovalKey.load(data_dir())  # the CLI's key: a task run again by it verifies
+    return build_graph(model, tools, context_schema(settings, root, key))
 
 
+hide_environment()  # tool processes of this user cannot read the server's environment
 graph = make_graph(load_settings(), server_workspace())

@@ -17,8 +17,9 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Command, RetryPolicy
 
+from agentcli.approval import ApprovalKey, allowed_tools, seal_tool
 from agentcli.background import Background
-from agentcli.config import Settings
+from agentcli.config import Settings, data_dir
 from agentcli.errors import AgentcliError, Interrupted, RunStopped, ThreadBusy, UsageError
 from agentcli.events import Done, Event, ReviewRequest
 from agentcli.graph import build_graph
@@ -58,6 +59,8 @@ class Session:
         # the session's secrets: redacted from tool output and stored errors (secrets.py)
         self.redactor = session_redactor(settings)
         hide_environment()
+        # seals what the review approves, checked by the tools node (approval.py)
+        self.approval_key = ApprovalKey.load(data_dir())
         self.store = store
         self.policy = policy
         self.workspace = (workspace or Path.cwd()).resolve()
@@ -109,7 +112,9 @@ class Session:
             raise UsageError(f"unknown tool '{name}' (agentcli tools lists them)")
         if self.row is None:
             raise UsageError("the thread starts with your first message: send one first")
-        self.graph.update_state(self.config, {"allowed_tools": [name]}, as_node="approve")
+        seal = seal_tool(self.approval_key, self.thread_id, name)
+        update = {"allowed_tools": [name], "allowed_seals": [seal]}
+        self.graph.update_state(self.config, update, as_node="approve")
         self._end = None  # a new checkpoint: read it again when next needed
 
     def open_latest(self) -> ThreadRow:
@@ -157,6 +162,7 @@ class Session:
             max_invalid_turns=s.max_invalid_turns,
             system_prompt=s.system_prompt,
             journal=self.store,
+            approval_key=self.approval_key,
         )
 
     def state(self) -> Any:
@@ -243,7 +249,7 @@ class Session:
 
     def policy_decisions(self, review: ReviewRequest) -> list[dict[str, Any]] | None:
         """Decide a pending review by this session's policy, or None if a person must."""
-        allowed = self._known().values.get("allowed_tools", [])
+        allowed = allowed_tools(self.approval_key, self.thread_id, self._known().values)
         return policy_decisions(self.policy, review, allowed, self.workspace)
 
     def resume(self) -> Iterator[Event]:

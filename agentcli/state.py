@@ -42,6 +42,7 @@ class AgentState(TypedDict, total=False):
         list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=SNAPSHOT_EVERY)
     ]
     allowed_tools: Annotated[list[str], _union]  # tools the person allowed with `A`
+    allowed_seals: Annotated[list[str], _union]  # their seals: a name without one does not count
     invalid_turns: int  # consecutive model turns with an invalid call
     audit: Annotated[  # one record per decided call
         list[dict[str, Any]], DeltaChannel(_extend, snapshot_frequency=SNAPSHOT_EVERY // 4)
@@ -60,3 +61,9 @@ class RunContext(ToolContext):
     # where tool runs are recorded (journal.CallJournal; None: not guarded). Typed Any
     # because LangGraph Server builds a JSON schema of the context, and a store has none.
     journal: Any = None
+    # seals what the review approves, for the tools node to check (approval.ApprovalKey;
+    # None: a key for this process only)
+    approval_key: Any = None
+    # True on a server: answers come from its clients, whose say that a rule or flag
+    # decided (`who`/`by`) is not believed
+    from_clients: bool = False

@@ -1,5 +1,6 @@
 """The tools node: LangGraph's ToolNode, one approved call per task, guarded by the journal.
 
+A task runs only with the seal of the review or approve node that sent it (approval.py).
 A task LangGraph runs again because its result was never saved (the process died while
 the tool ran, or just after) finds its call in the journal, and the person is asked
 again (rerun.py), the call marked as possibly partly run, instead of it running twice in
@@ -17,7 +18,9 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
+from agentcli.approval import NOT_APPROVED, call_sealed, key_of, step_of, thread_of
 from agentcli.rerun import ask_again, journal_key
+from agentcli.review import audit_record
 from agentcli.state import RunContext
 
 
@@ -28,21 +31,29 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
     def tools_node(
         task: dict[str, Any], runtime: Runtime[RunContext], config: RunnableConfig
     ) -> Any:
-        journal = runtime.context.journal
+        ctx = runtime.context
+        journal = ctx.journal
+        thread_id = thread_of(config)
+        # only a call the review or approve node sealed for this thread and step runs, and
+        # it is checked before the journal: a task LangGraph runs again still carries it
+        if not isinstance(task, dict) or not call_sealed(
+            key_of(ctx), thread_id, step_of(config), task
+        ):
+            return {"audit": [_not_approved(task)]}
         call = task["tool_call"]
-        thread_id = str(config["configurable"]["thread_id"])
+        task = {k: v for k, v in task.items() if k != "approval"}
         # journal key: the call in this task. LangGraph gives a task run again the same id
         # (its namespace); some servers give every turn's first call the same call id.
         key = journal_key(call["id"], config["configurable"].get("checkpoint_ns", ""))
         decided: dict[str, Any] = {}
         if journal is not None:
             if earlier := journal.call_state(thread_id, key):
-                again, decided = ask_again(call, earlier, by_name)
+                again, decided = ask_again(call, earlier, by_name, ctx)
                 if again is None:
                     return decided
                 task = {**task, "tool_call": again}
             journal.call_started(thread_id, key)
-        result = _redacted(tool_node.invoke(task, config), runtime.context.redactor)
+        result = _redacted(tool_node.invoke(task, config), ctx.redactor)
         if journal is not None:
             journal.call_finished(thread_id, key)
         return {**result, **decided} if decided and isinstance(result, dict) else result
@@ -60,3 +71,18 @@ def _redacted(result: Any, redactor: Any) -> Any:
             message.content = redactor.value(message.content)
             message.artifact = redactor.value(message.artifact)
     return result
+
+
+def _not_approved(task: Any) -> dict[str, Any]:
+    """The audit record of a tools task that carries no valid seal: it did not run.
+
+    No tool message: its call id may be no call of the model's (a forged Send), and a tool
+    message answering no call makes the model's API refuse the whole history."""
+    call = task.get("tool_call") if isinstance(task, dict) else None
+    call = call if isinstance(call, dict) else {}
+    shown = {
+        "id": str(call.get("id"))[:200],
+        "name": str(call.get("name"))[:200],
+        "args": call.get("args") if isinstance(call.get("args"), dict) else None,
+    }
+    return audit_record(shown, "refused", "agentcli", NOT_APPROVED)
