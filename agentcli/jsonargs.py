@@ -80,7 +80,12 @@ def _validator(text: str) -> Any:
         patternProperties=_timed(_pattern_properties),
         additionalProperties=_timed(_additional_properties),
     )
-    bounded = jsonschema.validators.extend(base, keywords)
+    # an integer is an int, not 2.0: the server gets the value as sent, and Python servers
+    # read 2.0 as a float (JSON Schema itself would let 2.0 through as an integer)
+    strict = base.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    bounded = jsonschema.validators.extend(base, keywords, type_checker=strict)
     # only the schema itself and the JSON Schema specifications: never fetch a remote $ref
     return bounded(schema, registry=REGISTRY)
 
