@@ -133,6 +133,8 @@ def _arithmetic_on_names(node: Any, source: bytes) -> bool:
 
 def _numeric_index(node: Any, source: bytes) -> bool:
     inside = [c for c in node.children if c.type not in ("variable_name", "[", "]")]
+    if len(inside) == 1 and text(inside[0], source) in ("@", "*"):
+        return True  # `${a[@]}`: every element, no arithmetic
     return all(c.type == "number" and word_value(c, source) is not None for c in inside)
 
 

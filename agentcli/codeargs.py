@@ -26,7 +26,7 @@ CODE_VARIABLES = re.compile(
 )
 _DECLARE = {"declare", "typeset", "local", "readonly"}
 _NAMES = {"read", "mapfile", "readarray", "unset", "getopts", "export"}
-_EVALUATING_OPTIONS = set("inaA")  # declare -i, -n (nameref), -a/-A with a value in parens
+_EVALUATING_OPTIONS = set("in")  # declare -i (integer), -n (nameref)
 
 
 def reason(words: Words) -> str:
@@ -66,7 +66,7 @@ def _declare(args: Words) -> str:
         if word is None:
             return "declare with a word that is not literal (it could be an option or an array)"
         if word.startswith(("-", "+")) and _EVALUATING_OPTIONS & set(word[1:]):
-            return "declare -i/-n/-a makes assignments evaluate code"
+            return "declare -i/-n makes assignments and uses evaluate code"
         if "[" in word or "=(" in word:
             return "declare on an array element or with an array in a string"
     return ""
