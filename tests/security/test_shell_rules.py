@@ -380,7 +380,7 @@ def test_an_option_a_wrapper_does_not_know_never_lets_rm_through(case: tuple[str
 # -- through the installed command -------------------------------------------------------------
 
 E2E_ALLOW = PAYLOADS_ALLOW[::4]  # 13 of them, of every kind
-E2E_DENY = PAYLOADS_DENY[::5] + PAYLOADS_DENY_UNREAD[::9]  # 15 + 10 of them
+E2E_DENY = PAYLOADS_DENY[::5] + PAYLOADS_DENY_UNREAD[::9]  # 15 + 9 of them
 
 
 def tool_results(agent: Agent, request: int) -> dict[str, str]:
