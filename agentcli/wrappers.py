@@ -9,12 +9,20 @@ value could be an option, an operand or the command itself.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from agentcli.wrapperoptions import (
+    SPECS,
+    Read,
+    after_options,
+    has,
+    read_options,
+    spec,
+    value_of,
+)
 
 Words = tuple[str | None, ...]
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 @dataclass(frozen=True)
@@ -24,57 +32,15 @@ class Inner:
     unknown: str = ""  # why what it runs cannot be known
 
 
-@dataclass(frozen=True)
-class Spec:
-    """A wrapper's grammar: `[options] [NAME=VALUE...] [operands] command [args]`."""
-
-    takes_value: frozenset[str] = field(default_factory=frozenset)  # "u", "--user"
-    assignments: bool = False
-    operands: int = 0  # e.g. timeout's DURATION, chroot's NEWROOT
-    default: tuple[str, ...] | None = None  # xargs runs echo when given no command
-
-
-def _spec(values: str = "", **kwargs: object) -> Spec:
-    return Spec(frozenset(values.split()), **kwargs)  # type: ignore[arg-type]
-
-
-SPECS: dict[str, Spec] = {
-    "command": _spec(),
-    "builtin": _spec(),
-    "exec": _spec("a"),
-    "nohup": _spec(),
-    "setsid": _spec(),
-    "time": _spec("f o --format --output"),
-    "nice": _spec("n --adjustment"),
-    "ionice": _spec("c n p P u --class --classdata --pid --pgid --uid"),
-    "timeout": _spec("s k --signal --kill-after", operands=1),
-    "stdbuf": _spec("i o e --input --output --error"),
-    "env": _spec("u C P --unset --chdir", assignments=True),
-    "sudo": _spec(
-        "u g h p r t C D R T U --user --group --host --prompt --role --type --close-from "
-        "--chdir --chroot --command-timeout --other-user",
-        assignments=True,
-    ),
-    "doas": _spec("u C"),
-    "chroot": _spec("--userspec --groups", operands=1),
-    "chrt": _spec(operands=1),
-    "taskset": _spec(operands=1),
-    "xargs": _spec(
-        "a d E I L n P s --arg-file --delimiter --eof --replace --max-lines --max-args "
-        "--max-procs --max-chars --process-slot-var",
-        default=("echo",),
-    ),
-    "strace": _spec("o e p s u E a P I b X --output --signal --trace"),
-    "ltrace": _spec("o e p s u n a --output"),
-    "unshare": _spec("S G R w --setuid --setgid --root --wd"),
-    "nsenter": _spec("t S G r w --target --setuid --setgid --root --wd"),
-    "caffeinate": _spec("t w"),
-    "busybox": _spec(),
-    "toybox": _spec(),
-    "parallel": _spec("j S --jobs"),
-}
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish"}
-SHELL_VALUES = frozenset({"o", "O", "--rcfile", "--init-file"})
+# bash's own options (dash and the others have fewer); `-o NAME` and `-O NAME` take a value.
+SHELL = spec(
+    "abcefhiklmnprstuvxBCDEHPT",
+    "oO",
+    long="--debugger --dump-po-strings --dump-strings --help --login --noediting --noprofile "
+    "--norc --posix --protected --restricted --verbose --version --wordexp --init-file= "
+    "--rcfile=",
+)
 # These run code this module cannot see: a file, or a string bash evaluates as arithmetic.
 OPAQUE = {
     "source": "runs a file",
@@ -83,6 +49,8 @@ OPAQUE = {
     "enable": "can load a builtin from a shared library",
     "fc": "runs commands from the history",
     "ssh": "runs a command on another machine",
+    "bind": "can bind a key to a command",
+    "parallel": "builds the commands it runs from its input",
 }
 
 
@@ -109,61 +77,67 @@ def inner(words: Words) -> Inner | None:
     if name == "find":
         return _find(args)
     if name == "watch":
-        rest = _after_options(args, _spec("n d q --interval --differences"))
-        if rest is None:
-            return Inner(unknown="a word that is not literal among its options")
+        rest = after_options(args, spec("bcCeghptwx", "n", long="--interval= --differences=?"))
+        if isinstance(rest, str):
+            return Inner(unknown=rest)
         return _script(rest, "runs words that are not literal") if rest else None
     if name == "flock":
         return _flock(args)
     if name == "coproc":  # `coproc NAME command` or `coproc command`: both are possible
         return Inner(commands=tuple(args[i:] for i in (0, 1) if len(args) > i))
-    if name == "env" and (split := _split_string(args)) is not None:
-        return split
-    spec = SPECS.get(name)
-    if spec is None:
+    if name == "script":
+        return _typescript(args)
+    if name == "env" and args[:1] == ("-",):  # `env -` is `env -i`
+        args = ("-i", *args[1:])
+    table = SPECS.get(name)
+    if table is None:
         return None
-    rest = _after_options(args, spec)
-    if rest is None:
-        return Inner(unknown="a word that is not literal before the command it runs")
+    read = read_options(args, table)
+    if isinstance(read, str):
+        return Inner(unknown=read)
+    if (why := _no_command(name, read)) is not None:
+        return Inner(unknown=why) if why else None
+    if name == "env" and (split := value_of(read, "-S", "--split-string")) is not None:
+        return _script((split, *args[read.rest :]), "splits a string that is not literal")
+    rest = after_options(args, table)
+    if isinstance(rest, str):
+        return Inner(unknown=rest)
+    if name == "xargs":
+        rest = _xargs(read, rest or table.default or ())
     if not rest:
-        return Inner(commands=(_more(name, spec.default),)) if spec.default else None
-    return Inner(commands=(_more(name, rest),))
+        return None
+    if name == "busybox" and rest[0] is not None and rest[0].startswith("-"):
+        return Inner(unknown="an option it does not know exactly")
+    return Inner(commands=(rest,))
 
 
-def _more(name: str, words: Words) -> Words:
-    """xargs and parallel add words from their input to the command they run."""
-    return (*words, None) if name in ("xargs", "parallel") else words
+# Options after which the wrapper runs no command of the line ("") or one it cannot see.
+_MODES: dict[str, dict[str, str]] = {
+    "command": {"-v": "", "-V": ""},
+    "sudo": {"-s": "runs a shell", "-i": "runs a login shell", "-e": "runs an editor",
+             "-l": "", "-v": "", "-k": "", "-K": "", "-V": ""},
+    "chrt": {"-p": ""},
+    "taskset": {"-p": ""},
+    "ssh-agent": {"-k": "", "-D": "", "-d": ""},
+}  # fmt: skip
 
 
-def _after_options(args: Words, spec: Spec) -> Words | None:
-    """The words after the options, assignments and operands; None when that is unclear."""
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word is None:
-            return None
-        if word == "--":
-            i += 1
-            break
-        if word.startswith("--") and len(word) > 2:
-            takes = word in spec.takes_value and "=" not in word
-            i += 2 if takes else 1
-        elif word.startswith("-") and len(word) > 1:
-            i += 1
-            for at, letter in enumerate(word[1:], 1):
-                if letter in spec.takes_value:
-                    i += 0 if at < len(word) - 1 else 1  # value attached, or the next word
-                    break
-        elif spec.assignments and _NAME.match(word):
-            i += 1
-        else:
-            break
-    rest = args[i:]
-    if spec.operands:
-        if len(rest) < spec.operands or any(w is None for w in rest[: spec.operands]):
-            return None if len(rest) >= spec.operands else ()
-        rest = rest[spec.operands :]
-    return rest
+def _no_command(name: str, read: Read) -> str | None:
+    modes = _MODES.get(name, {})
+    if found := [modes[o] for o, _ in read.options if o in modes]:
+        return next((why for why in found if why), "")
+    if any(o in ("--help", "--version", "-h", "-V") for o, _ in read.options) and name != "sudo":
+        return ""
+    return None
+
+
+def _xargs(read: Read, words: Words) -> Words:
+    """xargs adds words from its input; with -I/-i it puts them into the words themselves."""
+    replace = value_of(read, "-I", "--replace", "-i")
+    if has(read, "-I", "-i", "--replace"):
+        mark = replace or "{}"
+        return tuple(None if w is None or mark in w else w for w in words)
+    return (*words, None)
 
 
 def _script(words: Sequence[str | None], why: str) -> Inner:
@@ -172,38 +146,20 @@ def _script(words: Sequence[str | None], why: str) -> Inner:
     return Inner(scripts=(" ".join(w for w in words if w is not None),))
 
 
-def _split_string(args: Words) -> Inner | None:
-    """`env -S 'rm -f x'` splits the string into the command: read it as a command line."""
-    for at, word in enumerate(args):
-        if word is not None and word.startswith(("-S", "--split-string")):
-            value = word.split("=", 1)[1] if word.startswith("--") and "=" in word else word[2:]
-            rest = args[at + 1 :] if value else args[at + 2 :]
-            head: tuple[str | None, ...] = (value,) if value else args[at + 1 : at + 2]
-            return _script((*head, *rest), "splits a string that is not literal")
-    return None
-
-
 def _shell(args: Words) -> Inner:
-    i, command_string = 0, False
-    while i < len(args):
-        word = args[i]
-        if word is None:
-            return Inner(unknown="a word that is not literal among its options")
-        if word == "--":
-            i += 1
-            break
-        if not word.startswith(("-", "+")) or word in ("-", "+"):
-            break
-        if word in SHELL_VALUES or word[1:] in SHELL_VALUES:
-            i += 1
-        elif not word.startswith("--") and "c" in word[1:]:
-            command_string = True
-        i += 1
-    if not command_string:
+    """`bash [options] -c STRING [NAME [ARGS]]`: options may be bundled, `-o`/`-O` (also as
+    `+o`/`+O`) take a value, and the string is the first word after the options."""
+    plus = tuple(
+        "-" + w[1:] if w is not None and w.startswith("+") and w != "+" else w for w in args
+    )
+    read = read_options(plus, SHELL)
+    if isinstance(read, str):
+        return Inner(unknown=read)
+    if not has(read, "-c"):
         return Inner(unknown="runs a script file or its standard input")
-    if i >= len(args) or args[i] is None:
+    if read.rest >= len(args) or args[read.rest] is None:
         return Inner(unknown="runs a command string that is not literal")
-    return Inner(scripts=(str(args[i]),))
+    return Inner(scripts=(str(args[read.rest]),))
 
 
 def _su(args: Words) -> Inner:
@@ -236,9 +192,36 @@ def _find(args: Words) -> Inner | None:
 
 def _flock(args: Words) -> Inner:
     """`flock [options] FILE command [args]` or `flock [options] FILE -c STRING`."""
-    rest = _after_options(args, _spec("w E --timeout --conflict-exit-code", operands=1))
-    if rest is None:
-        return Inner(unknown="a word that is not literal")
+    table = spec("sexunoFhV", "wE", long="--shared --exclusive --unlock --nonblock --nb --close "
+                 "--no-fork --verbose --timeout= --wait= --conflict-exit-code= --help --version",
+                 operands=1)  # fmt: skip
+    read = read_options(args, table)
+    if isinstance(read, str):
+        return Inner(unknown=read)
+    rest = after_options(args, table)
+    if isinstance(rest, str):
+        return Inner(unknown=rest)
     if rest[:1] in (("-c",), ("--command",)):
         return _script(rest[1:2], "a command string that is not literal")
     return Inner(commands=(rest,)) if rest else Inner()
+
+
+def _typescript(args: Words) -> Inner | None:
+    """`script [options] [FILE]`: `-c STRING` runs the string with a shell (options and the
+    file may come in any order)."""
+    table = spec("aeEfqwhV", "cBIOTm", "t", long="--append --command= --echo= --return "
+                 "--flush --force --quiet --log-in= --log-out= --log-io= --log-timing= "
+                 "--logging-format= --timing=? --output-limit= --help --version")  # fmt: skip
+    strings: list[str | None] = []
+    i = 0
+    while i < len(args):
+        read = read_options(args[i:], table)
+        if isinstance(read, str):
+            return Inner(unknown=read)
+        strings += [v for o, v in read.options if o in ("-c", "--command")]
+        i += max(read.rest, 1)
+    if not strings:
+        return Inner(unknown="runs a shell")
+    if any(s is None for s in strings):
+        return Inner(unknown="a command string that is not literal")
+    return Inner(scripts=tuple(str(s) for s in strings))

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from agentcli.policy import Policy
+from agentcli.wrapperoptions import SPECS
 from tests.e2e.conftest import Agent
 from tests.scripted_server import text, tool_calls
 
@@ -156,6 +160,101 @@ PAYLOADS_DENY = [
     "shopt -s expand_aliases\nalias e=rm\ne -f victim",
 ]
 
+# Round 2 (an adversarial review): the parser's tree hides code bash runs. Each must be
+# unknown (ask) or seen (deny).
+PAYLOADS_DENY_UNREAD = [
+    # keywords the parser reads as command names after `!`, `time`, `coproc`
+    "time if true; then rm -f victim; fi",
+    "! if true; then rm -f victim; fi",
+    "! if rm -f victim; then echo a; fi",
+    "time for i in a; do rm -f victim; done",
+    "time -p while true; do rm -f victim; break; done",
+    "! for i in a; do rm -f victim; done",
+    "! while rm -f victim; do break; done",
+    "! until rm -f victim; do break; done",
+    "coproc if true; then rm -f victim; fi; wait",
+    "true && ! if true; then rm -f victim; fi",
+    # here-doc lines the parser keeps as text
+    "cat <<E\n $(rm -f victim)\nE",
+    "cat <<E\n\t$(rm -f victim)\nE",
+    "cat <<-E\n\t$(rm -f victim)\n\tE\n",
+    "cat <<E\n`rm -f victim`\nE",
+    'cat <<E\n"`rm -f victim`"\nE',
+    "x=$(cat <<E\n $(rm -f victim)\nE\n)",
+    # operands of ${...} (and single quotes, which do not quote inside "${...}")
+    "echo ${x:-`rm -f victim`}",
+    "echo ${x=`rm -f victim`}",
+    "x=${y:-`rm -f victim`}",
+    "x=a; echo ${x/a/`rm -f victim`}",
+    "x=a; echo ${x##$(rm -f victim)}",
+    "x=a; echo ${x%%$(rm -f victim)}",
+    "x=a; echo ${x^^$(rm -f victim)}",
+    "x=a; echo ${x,$(rm -f victim)}",
+    'x=a; echo "${x#$(rm -f victim)}"',
+    "echo \"${x:-'$(rm -f victim)'}\"",
+    # backticks escaped inside backticks
+    "echo `echo \\`rm -f victim\\``",
+    # names and offsets bash evaluates as arithmetic (an index runs the $(...) in it)
+    "v=abc; x='a[$(rm -f victim)]'; echo ${v:x}",
+    "v=abc; x='a[$(rm -f victim)]'; echo ${v:0:x}",
+    "x='a[$(rm -f victim)]'; a=([x]=1)",
+    "x='a[$(rm -f victim)]'; a+=([x]=1)",
+    "x='a[$(rm -f victim)]'; declare -a a=([x]=1)",
+    "read 'a[$(rm -f victim)]' <<< x",
+    "printf -v 'a[$(rm -f victim)]' x",
+    "test -v 'a[$(rm -f victim)]'",
+    "[ -v 'a[$(rm -f victim)]' ]",
+    "declare 'a[$(rm -f victim)]=1'",
+    "declare -a a='($(rm -f victim))'",
+    "builtin declare -i x='a[$(rm -f victim)]'",
+    "command declare -i x='a[$(rm -f victim)]'",
+    "builtin typeset -i x='a[$(rm -f victim)]'",
+    "y='($(rm -f victim))'; declare -a a=$y",
+    "y='($(rm -f victim))'; a=(1); declare a=$y",
+    "x='a[$(rm -f victim)]'; [[ -v $x ]]",
+    "x='a[$(rm -f victim)]'; declare \"$x\"=1",
+    "x='a[$(rm -f victim)]'; sleep 0 & wait -n -p \"$x\"",
+    "declare -'i' x='a[$(rm -f victim)]'",
+    "x='a[$(rm -f victim)]'; set -- 1 2; echo ${@:x}",
+    "x='$(rm -f victim)'; echo ${x@P}",
+    "builtin declare -n r='a[$(rm -f victim)]'; echo $r",
+    # other names for rm
+    "hash -p /bin/rm e; e -f victim",
+    "printf -v 'BASH_CMDS[e]' /bin/rm; e -f victim",
+    "printf -v 'BASH_ALIASES[e]' rm; shopt -s expand_aliases\ne -f victim",
+    "read 'BASH_ALIASES[e]' <<< rm; shopt -s expand_aliases\ne -f victim",
+    # builtins that run a string
+    "mapfile -C 'rm -f victim;:' -c 1 <<< x",
+    "readarray -C 'rm -f victim;:' -c 1 <<< x",
+    "compgen -C 'rm -f victim' x",
+    "f() { rm -f victim; }; compgen -F f x",
+    # variables that run code, quoted
+    "printf 'rm -f victim' > s; env BASH_EN''V=./s bash -c true",
+    "printf 'rm -f victim' > s; export BASH\\_ENV=./s; bash -c true",
+    "env 'BASH_FUN''C_true%%=() { rm -f victim; }' bash -c true",
+    # wrapper options: abbreviations, bundles, + options
+    "env --uns HOME rm -f victim",
+    "mkdir d; cd d; env --ch .. rm -f victim",
+    "timeout --sig KILL 5 rm -f victim",
+    "timeout --kill 1 5 rm -f victim",
+    "nice --adj 5 rm -f victim",
+    "stdbuf --out L rm -f victim",
+    "flock --time 1 l rm -f victim",
+    "echo victim | xargs --max-a 1 rm -f",
+    "echo victim | xargs --arg /dev/stdin rm -f",
+    "env -iS'rm -f victim'",
+    "env -vS'rm -f victim'",
+    "bash -co posix 'rm -f victim'",
+    "bash -cO extglob 'rm -f victim'",
+    "bash -c +o posix 'rm -f victim'",
+    "env - rm -f victim",
+    # more programs that run a command
+    "ssh-agent rm -f victim",
+    "prlimit rm -f victim",
+    "setpriv rm -f victim",
+    "script -qc 'rm -f victim' /dev/null",
+]
+
 LEGITIMATE_ALLOWED = [
     "echo hi",
     "git status",
@@ -184,6 +283,19 @@ LEGITIMATE_UNDER_DENY = [
     "find . -name '*.py'",
     "python3 -m pytest -q",
     "echo $HOME",
+    "export PATH=$HOME/.local/bin:$PATH",
+    "export OUT=$(pwd)/out",
+    'grep -n "end$" notes.txt',
+    "cat <<'EOF' > run.sh\necho $(date) `id`\nEOF",
+    "cat <<EOF\nHello $USER, it is $(date)\nEOF",
+    'echo ${x:-default} ${v:1:2} ${#arr[@]} "${f%%.py}"',
+    "for f in *.py; do echo $f; done",
+    "timeout 60 python3 -m pytest -q",
+    "env FOO=1 nice -n 10 make -j2",
+    "find . -name '*.pyc' -print0 | xargs -0 ls",
+    'bash -euo pipefail -c "make test"',
+    'while read -r l; do echo "$l"; done < notes.txt',
+    "declare -A seen; local -r x=1",
 ]
 
 
@@ -199,7 +311,7 @@ def test_allow_bypass_is_real_and_never_allowed(command: str, tmp_path: Path) ->
     assert verdict.decision == "ask", verdict
 
 
-@pytest.mark.parametrize("command", PAYLOADS_DENY)
+@pytest.mark.parametrize("command", PAYLOADS_DENY + PAYLOADS_DENY_UNREAD)
 def test_deny_bypass_is_real_and_never_allowed(command: str, tmp_path: Path) -> None:
     (tmp_path / "victim").write_text("keep me")
     bash(command, tmp_path)
@@ -222,10 +334,53 @@ def test_harmless_commands_still_run_under_a_deny_rule(command: str) -> None:
     assert policy.decide("shell", {"command": command}).decision == "allow"
 
 
+def test_a_line_too_long_to_read_is_never_allowed_and_asks_under_a_deny_rule() -> None:
+    long = "echo " + "a" * 100_001
+    started = time.monotonic()
+    assert Policy.build(rules=ALLOW_RULES).decide("shell", {"command": long}).decision == "ask"
+    policy = Policy.build(rules=DENY_RULES, auto_approve=True)
+    assert policy.decide("shell", {"command": long + "; rm -f victim"}).decision == "ask"
+    assert time.monotonic() - started < 2, "a long line must be refused before it is parsed"
+    plain = Policy.build(rules=ALLOW_RULES).decide("shell", {"command": "echo " + "a" * 5000})
+    assert plain.decision == "allow"
+
+
+WRAPPED = ["env", "timeout", "nice", "stdbuf", "xargs", "sudo", "setsid", "time", "prlimit"]
+
+
+@st.composite
+def unknown_options(draw: st.DrawFn) -> tuple[str, str]:
+    """A wrapper and a long option it does not have exactly: an abbreviation of one of its
+    long options (which GNU tools accept), or made-up letters."""
+    name = draw(st.sampled_from(WRAPPED))
+    longs = sorted(SPECS[name].long) or ["--x"]
+    full = draw(st.sampled_from(longs))
+    option = draw(
+        st.one_of(
+            st.integers(3, max(3, len(full) - 1)).map(lambda n: full[:n]),
+            st.from_regex(r"--[a-zA-Z][a-zA-Z-]{0,6}", fullmatch=True),
+        )
+    )
+    assume(option not in SPECS[name].long)
+    return name, option
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=unknown_options())
+def test_an_option_a_wrapper_does_not_know_never_lets_rm_through(case: tuple[str, str]) -> None:
+    """`env --uns HOME rm`: if the option takes a value, the next word is not the command. So
+    after an option it does not know exactly, whatever follows is unknown: asked about."""
+    name, option = case
+    operand = " 5" if name == "timeout" else ""
+    command = f"{name} {option}{operand} X rm -f victim"
+    policy = Policy.build(rules=DENY_RULES, auto_approve=True)
+    assert policy.decide("shell", {"command": command}).decision in ("deny", "ask"), command
+
+
 # -- through the installed command -------------------------------------------------------------
 
 E2E_ALLOW = PAYLOADS_ALLOW[::4]  # 13 of them, of every kind
-E2E_DENY = PAYLOADS_DENY[::5]  # 15 of them
+E2E_DENY = PAYLOADS_DENY[::5] + PAYLOADS_DENY_UNREAD[::9]  # 15 + 9 of them
 
 
 def tool_results(agent: Agent, request: int) -> dict[str, str]:
