@@ -63,14 +63,32 @@ def _file_diff(name: str, args: dict[str, Any], workspace: Path) -> str | None:
             return None
         new = old.replace(old_text, new_text, 1)
     lines = _unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
+        _lines(old),
+        _lines(new),
         fromfile=f"a/{args['path']}" if old else "/dev/null",
         tofile=f"b/{args['path']}",
     )
     if len(lines) > MAX_PREVIEW_LINES:
         lines = lines[:MAX_PREVIEW_LINES] + [f"... ({len(lines) - MAX_PREVIEW_LINES} more lines)\n"]
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines) or "(no change)"
+    return "".join(_ended(line) for line in lines) or "(no change)"
+
+
+def _lines(text: str) -> list[str]:
+    """`text` cut after each newline (LF) only, as a file's lines are: CR, VT, FF, FS, GS, RS,
+    NEL or U+2028 stays inside its line, where the panel shows it as a mark, not a break."""
+    pieces = text.split("\n")
+    return [piece + "\n" for piece in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
+
+
+NO_NEWLINE = "\\ No newline at end of file\n"
+
+
+def _ended(line: str) -> str:
+    """A diff line as diff writes it: the last line of a text with no newline at its end is
+    followed by diff's own note saying so (a content line always starts with " ", - or +)."""
+    if line.endswith("\n"):
+        return line
+    return line + "\n" + (NO_NEWLINE if line[:1] in (" ", "-", "+") else "")
 
 
 def _unified_diff(a: list[str], b: list[str], fromfile: str, tofile: str) -> list[str]:

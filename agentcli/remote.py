@@ -29,7 +29,7 @@ from agentcli.config import Settings
 from agentcli.errors import AgentcliError, RunStopped, ThreadNotFound, UsageError
 from agentcli.events import Done, Event, ReviewRequest
 from agentcli.policy import Policy
-from agentcli.review import validate_args
+from agentcli.review import UNCHANGED, unchanged, validate_args
 from agentcli.runevents import Translator, policy_decisions, review_in, stop_reason, title_of
 from agentcli.serverthreads import GRAPH_ID, ServerThreads, connect, talking
 from agentcli.store import ThreadRow
@@ -173,13 +173,19 @@ class RemoteSession:
             raise UsageError(f"thread {self.thread_id} has nothing to continue: give it a message")
         return self._drive(input=None)
 
-    def check_edit(self, name: str, args: Any) -> str | None:
-        """Built-in tools are checked here; the server checks the others when they run."""
+    def check_edit(self, name: str, args: Any, original: Any = None) -> str | None:
+        """Built-in tools are checked here; the server checks the others when they run.
+        review.UNCHANGED if the edit leaves `original`'s values (the server refuses it too)."""
         from tools.registry import BUILTIN_TOOLS
 
-        if name in BUILTIN_TOOLS:
-            return validate_args(BUILTIN_TOOLS[name], args)
-        return None if isinstance(args, dict) else "arguments must be a JSON object"
+        tool = BUILTIN_TOOLS.get(name)
+        if tool is not None:
+            problem = validate_args(tool, args)
+        else:
+            problem = None if isinstance(args, dict) else "arguments must be a JSON object"
+        if problem is None and original is not None and unchanged(tool, original, args):
+            return UNCHANGED
+        return problem
 
     def _drive(self, **run: Any) -> Iterator[Event]:
         seen = Translator()

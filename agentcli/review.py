@@ -349,6 +349,44 @@ def decisions_in(
     return decisions
 
 
+UNCHANGED = "the edit changes nothing; approve the call instead"
+
+
+def unchanged(tool: BaseTool | None, original: Any, edited: Any) -> bool:
+    """Whether an edit leaves the call as it was: the same JSON, or the same values once read
+    by the tool's schema with its defaults applied (adding `"times": 1` where 1 is the
+    default, or a key the schema drops, changes nothing that runs). Only an approval
+    approves; when either side cannot be read, they are compared as JSON."""
+    if _json(original) == _json(edited):
+        return True
+    before, after = _values(tool, original), _values(tool, edited)
+    return before is not None and before == after
+
+
+def _values(tool: BaseTool | None, args: Any) -> str | None:
+    """`args` as the tool will take them, as canonical JSON; None if they cannot be read."""
+    schema = tool.tool_call_schema if tool is not None else None
+    if not isinstance(args, dict):
+        return None
+    try:
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            return _json(schema.model_validate(args).model_dump(mode="json"))
+        if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
+            properties = schema["properties"].items()
+            defaults = {
+                k: p["default"] for k, p in properties if isinstance(p, dict) and "default" in p
+            }
+            return _json(defaults | args)
+    except Exception:  # unreadable (or not dumpable) values: compared as JSON instead
+        return None
+    return None
+
+
+def _json(value: Any) -> str:
+    """One text for one JSON value (keys sorted; true is not 1, 1 is not 1.0)."""
+    return json.dumps(value, sort_keys=True, default=repr)
+
+
 def checked(
     answer: Any,
     calls: Sequence[ToolCall],
@@ -364,11 +402,8 @@ def checked(
                 by_name.get(call["name"]), args, list(by_name), edited=True
             ):
                 raise ValueError(f"decision {index} ({call['name']}): edited {problem}")
-            if args == call["args"]:  # only an approval approves
-                raise ValueError(
-                    f"decision {index} ({call['name']}): the edit changes nothing; "
-                    "approve the call instead"
-                )
+            if unchanged(by_name.get(call["name"]), call["args"], args):  # only `approve` does
+                raise ValueError(f"decision {index} ({call['name']}): {UNCHANGED}")
     return decisions
 
 

@@ -27,7 +27,7 @@ from agentcli.model import explain, make_model, transient
 from agentcli.policy import Policy
 from agentcli.recall import Recall
 from agentcli.rerun import cut_off
-from agentcli.review import checked, validate_args
+from agentcli.review import UNCHANGED, checked, unchanged, validate_args
 from agentcli.runevents import Translator, policy_decisions, review_in, stop_reason, title_of
 from agentcli.secrets import (
     NEVER_PASS,
@@ -264,8 +264,13 @@ class Session:
         self.store.update(self.thread_id, status="running")
         return self._drive(None)
 
-    def check_edit(self, name: str, args: Any) -> str | None:
-        return validate_args(self.tools.get(name), args, list(self.tools), edited=True)
+    def check_edit(self, name: str, args: Any, original: Any = None) -> str | None:
+        """Why the edited `args` cannot run, or review.UNCHANGED if they are `original`'s."""
+        tool = self.tools.get(name)
+        problem = validate_args(tool, args, list(self.tools), edited=True)
+        if problem is None and original is not None and unchanged(tool, original, args):
+            return UNCHANGED
+        return problem
 
     def _drive(self, graph_input: Any) -> Iterator[Event]:
         self.model()

@@ -59,21 +59,47 @@ def from_json(text: str) -> dict[str, Any]:
 
 
 def to_markdown(row: ThreadRow, values: dict[str, Any]) -> str:
-    """The thread to read: every untrusted string with its controls as visible marks
-    (agentcli.visible), code in fences longer than any run of backticks inside."""
+    """The thread to read, as CommonMark in which no untrusted text is markup: every
+    untrusted string has its controls as visible marks (agentcli.visible); messages are
+    block quotes and one-line fields are plain text, each with its Markdown punctuation
+    escaped (so no text opens a comment, HTML, a heading, a list, a link or a fence, or
+    underlines the line before it); code sits in fences longer than any backtick run inside.
+    So a viewer shows exactly the entries agentcli wrote, and each text as it is."""
     about = f"{row.model} · {row.workspace} · updated {row.updated_at}"
-    lines = [f"# {line(row.title)}", "", f"Thread {code_span(row.thread_id)} · {line(about)}"]
+    lines = [f"# {inert(row.title)}", "", f"Thread {code_span(row.thread_id)} · {inert(about)}"]
     for entry in entries(values):
         speaker = "You" if entry["role"] == "user" else "Assistant"
         if entry["text"]:
-            lines += ["", f"**{speaker}:** {visible(entry['text'])}"]
+            lines += ["", f"**{speaker}:**", "", *quoted(entry["text"])]
         for call in entry.get("calls", []):
-            decision = line(decision_text(call["decision"]))
+            decision = inert(decision_text(call["decision"]))
             lines += ["", f"- tool {code_span(call['tool'])} ({decision})"]
-            lines += ["", *_fenced(json.dumps(call["args"], ensure_ascii=False), "json")]
+            lines += ["", *_fenced(dumps(call["args"]), "json")]
             if call["result"] is not None:
                 lines += ["", *_fenced(call["result"])]
     return "\n".join(lines) + "\n"
+
+
+# The ASCII punctuation that is markup anywhere in a line, in CommonMark or GitHub's
+# Markdown: escapes, code, emphasis, strikethrough and fences, links, images, footnotes and
+# reference definitions, HTML, autolinks and quotes, entities, headings, tables, math.
+# CommonMark reads a backslash before any ASCII punctuation as that character.
+_MARKUP = re.compile(r"[\\`*_~\[\]<>&#|$]")
+# ... and what is markup only where it stands: a list item, setext underline or rule at the
+# start of a line (`-`, `+`, `=`), an ordered list item (`1.`, `2)`), an emoji code (`:x:`).
+_PLACED = re.compile(r"(?m)^([ \t]*[0-9]{0,9})([-+=.)])|:(?=[\w+-]+:)")
+
+
+def inert(text: object, multiline: bool = False) -> str:
+    """Untrusted text as Markdown that shows as that text: marks for controls, one line
+    unless `multiline`, every punctuation character that could be markup escaped."""
+    escaped = _MARKUP.sub(r"\\\g<0>", visible(text, multiline=multiline))
+    return _PLACED.sub(lambda m: f"{m[1]}\\{m[2]}" if m[2] else "\\:", escaped)
+
+
+def quoted(text: str) -> list[str]:
+    """A message as a block quote: each of its lines inert, none able to end the quote."""
+    return [f"> {shown}" if shown else ">" for shown in inert(text, multiline=True).split("\n")]
 
 
 def _fence(text: str) -> str:

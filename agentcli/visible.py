@@ -31,27 +31,54 @@ _C0 = (
 NAMES = {chr(i): name for i, name in enumerate(_C0)} | {"\x7f": "DEL"}
 _BY_NAME = {name: char for char, name in NAMES.items()} | {"SP": " "}
 
-# Printable by category, yet blank or acting on their neighbours: variation selectors, the
-# combining grapheme joiner, Mongolian variation selectors, Hangul fillers, braille blank.
-_INVISIBLE = (
-    {chr(c) for c in range(0xFE00, 0xFE10)}
-    | {chr(c) for c in range(0xE0100, 0xE01F0)}
-    | {chr(c) for c in range(0x180B, 0x1810)}
-    | {"\u034f", "\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", OPEN}
+# Unicode's Default_Ignorable_Code_Point property (DerivedCoreProperties.txt, Unicode 16.0;
+# unchanged since 15.0): characters a renderer shows as nothing when it does not know them,
+# assigned or not. Python's unicodedata has no such property, so the ranges are listed here.
+DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD),  # soft hyphen
+    (0x034F, 0x034F),  # combining grapheme joiner
+    (0x061C, 0x061C),  # Arabic letter mark
+    (0x115F, 0x1160),  # Hangul choseong and jungseong fillers
+    (0x17B4, 0x17B5),  # Khmer inherent vowels
+    (0x180B, 0x180F),  # Mongolian variation selectors and vowel separator
+    (0x200B, 0x200F),  # zero-width space, joiners, LRM, RLM
+    (0x202A, 0x202E),  # bidi embeddings and overrides
+    (0x2060, 0x206F),  # word joiner, invisible operators, isolates; U+2065 unassigned
+    (0x3164, 0x3164),  # Hangul filler
+    (0xFE00, 0xFE0F),  # variation selectors
+    (0xFEFF, 0xFEFF),  # zero-width no-break space (BOM)
+    (0xFFA0, 0xFFA0),  # halfwidth Hangul filler
+    (0xFFF0, 0xFFF8),  # unassigned
+    (0x1BCA0, 0x1BCA3),  # shorthand format controls
+    (0x1D173, 0x1D17A),  # musical symbol format controls
+    (0xE0000, 0xE0FFF),  # tags, variation selectors 17-256, the rest unassigned
 )
-# Cc controls (C0, DEL, C1), Cf format (bidi, zero-width, tags, BOM, soft hyphen),
-# Cs lone surrogates, line and paragraph separators.
-_CATEGORIES = {"Cc", "Cf", "Cs", "Zl", "Zp"}
+_IGNORABLE = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in DEFAULT_IGNORABLE) + "]")
+
+# Blank though printable by category: the braille blank; and the opening bracket of a mark.
+_INVISIBLE = {"\u2800", OPEN}
+# Cc controls (C0, DEL, C1), Cf format (bidi, zero-width, tags, BOM, soft hyphen), Cs lone
+# surrogates, Co private use (a glyph only some fonts have), Cn unassigned (as of Python's
+# Unicode database: a terminal may know it as a newer format character, or drop it), line
+# and paragraph separators, and every space but the ASCII one.
+_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}
+# Combining marks draw over the character before them: U+0338 after `=` reads as `≠`. One
+# is shown as itself only on a base that is not ASCII and is itself shown (accents on
+# letters of other scripts); on an ASCII base, on a mark or at the start, it is a mark.
+_COMBINING = {"Mn", "Me"}
 
 
-def unsafe(char: str, multiline: bool = True) -> bool:
-    """Whether `char` is shown as a mark. \n and \t are kept in multi-line text."""
+def unsafe(char: str, multiline: bool = True, base: str = "") -> bool:
+    """Whether `char` is shown as a mark. \n and \t are kept in multi-line text. `base` is
+    the character a combining mark would draw on ("" if none, or if that was a mark)."""
     if char in "\n\t":
         return not multiline
     if char == " " or " " < char < "\x7f":
         return False
     category = unicodedata.category(char)
-    return category in _CATEGORIES or category == "Zs" or char in _INVISIBLE
+    if category in _CATEGORIES or char in _INVISIBLE or _IGNORABLE.match(char):
+        return True
+    return category in _COMBINING and (base == "" or base.isascii())
 
 
 def mark(char: str) -> str:
@@ -62,32 +89,43 @@ def mark(char: str) -> str:
 _TRAILING = re.compile(r"[ \t]+(?=\n|$)")
 
 
-def parts(text: str, multiline: bool = True, trailing: bool = False) -> list[tuple[str, bool]]:
+def parts(
+    text: str, multiline: bool = True, trailing: bool = False, marked: bool = False
+) -> list[tuple[str, bool]]:
     """`text` as runs of (piece, is_mark), marks one character each. `trailing` marks the
-    spaces and tabs that end a line too (they would not show, and in a command they count)."""
+    spaces and tabs that end a line too (they would not show, and in a command they count).
+    `marked`: the text already holds marks (it is visible()'s output after a parser that may
+    have decoded new characters into it), so `⟦` is left as it is."""
     out: list[tuple[str, bool]] = []
     start = 0
     ends = {i for m in _TRAILING.finditer(text) for i in range(*m.span())} if trailing else ()
+    base = ""  # what a combining mark here would draw on: the last shown non-combining char
     for index, char in enumerate(text):
-        if unsafe(char, multiline) or index in ends:
+        if (unsafe(char, multiline, base) and not (marked and char == OPEN)) or index in ends:
             if start < index:
                 out.append((text[start:index], False))
             out.append((mark(char), True))
             start = index + 1
+            base = ""
+        elif char.isascii() or unicodedata.category(char) not in _COMBINING:
+            base = "" if char == OPEN else char  # nothing may draw over a mark's bracket
     if start < len(text):
         out.append((text[start:], False))
     return out
 
 
-def visible(text: object, multiline: bool = True, trailing: bool = False) -> str:
+def visible(
+    text: object, multiline: bool = True, trailing: bool = False, marked: bool = False
+) -> str:
     """`text` (str() of it, if not a string) with every unsafe character as a mark.
 
     multiline=False also marks \n and \t: for names, ids, titles, paths, one-line fields.
-    trailing=True marks the blanks that end a line (the review shows every byte)."""
+    trailing=True marks the blanks that end a line (the review shows every byte).
+    marked=True leaves the marks already in `text` alone (see parts)."""
     text = text if isinstance(text, str) else str(text)
     if text.isascii() and text.isprintable() and not (trailing and text.endswith(" ")):
         return text  # the common case, fast: no controls, no newlines or tabs
-    return "".join(piece for piece, _ in parts(text, multiline, trailing))
+    return "".join(piece for piece, _ in parts(text, multiline, trailing, marked))
 
 
 def line(text: object) -> str:

@@ -22,6 +22,7 @@ from agentcli.cli.common import (
     open_session,
 )
 from agentcli.errors import UsageError
+from agentcli.review import UNCHANGED
 
 if TYPE_CHECKING:
     from agentcli.cli.common import AnySession
@@ -142,9 +143,10 @@ def _decisions(
                 new_args = json.loads(args or "")
             except json.JSONDecodeError as exc:
                 raise UsageError(f"--args is not valid JSON: {exc}") from None
-            if problem := session.check_edit(request["name"], new_args):
+            problem = session.check_edit(request["name"], new_args, request["args"])
+            if problem and problem != UNCHANGED:
                 raise UsageError(f"--args for {call_id}: {problem}")
-            if json.dumps(new_args, sort_keys=True) == json.dumps(request["args"], sort_keys=True):
+            if problem == UNCHANGED:  # the same values, defaults applied
                 raise UsageError(
                     f"--args for {call_id} are its arguments unchanged, which is no edit:"
                     f" to run it as it is, use --approve {call_id}"

@@ -10,9 +10,9 @@ import time
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.text import Text
 
+from agentcli.ui.markdown import ShownMarkdown
 from agentcli.ui.safe import safe_line
 from agentcli.visible import visible
 
@@ -87,8 +87,9 @@ class LiveView:
 
     def _lines(self) -> list[Text]:
         options = self.console.options.update(width=self.console.width)
-        # marks for controls; links as "text (url)", never a hidden OSC 8 target
-        shown = Markdown(visible(self.text), hyperlinks=False)
+        # marks for controls; links as "text (url)", never a hidden OSC 8 target; HTML,
+        # comments and entities as the text they are (see agentcli/ui/markdown.py)
+        shown = ShownMarkdown(visible(self.text))
         rendered = self.console.render_lines(shown, options, pad=False)
         return [Text.assemble(*((s.text, s.style or "") for s in line)) for line in rendered]
 

@@ -16,14 +16,18 @@ from rich.text import Text
 
 from agentcli.events import ReviewRequest
 from agentcli.preview import preview
+from agentcli.review import UNCHANGED
 from agentcli.ui.render import call_panel
 from agentcli.ui.safe import styled
+from agentcli.visible import dumps
 
 ALWAYS = " (always, for this thread)"
 CHOICES = "[a]pprove  [e]dit  [f]eedback  [r]eject  [A]lways  [q]uit"
 # a call cut off by a crash may have run: it can be marked done instead of run again
 RERUN_CHOICES = "[a]pprove again  [e]dit  [d]one  [f]eedback  [r]eject  [q]uit"
-Checker = Callable[[str, Any], "str | None"]
+# check(name, edited, original): why the edit cannot run, or review.UNCHANGED when its
+# values are the original's (the tool's schema read, defaults applied); None when it can run
+Checker = Callable[[str, Any, Any], "str | None"]
 NO_EDIT = object()  # _edit's answer when there is nothing to decide on
 
 
@@ -98,12 +102,12 @@ def _ask_one(
             edited = _edit(console, args)
             if edited is NO_EDIT:
                 continue
-            problem = check(name, edited)  # may convert values to the schema's types in place
+            problem = check(name, edited, args)  # may convert values to the schema's types
+            if problem == UNCHANGED or same_json(edited, args):  # only `a` approves
+                console.print(Text("no change: the call is as it was; choose again", "yellow"))
+                continue
             if problem:
                 console.print(styled(("edit refused: ", "red"), problem))
-                continue
-            if same_json(edited, args):  # only `a` approves: an unchanged edit is no decision
-                console.print(Text("no change: the call is as it was; choose again", "yellow"))
                 continue
             return {"type": "edit", "edited_action": {"name": name, "args": edited}}
         else:
@@ -119,25 +123,30 @@ def _edit(console: Console, args: Any) -> Any:
     """The new arguments from $VISUAL/$EDITOR (or typed inline), or NO_EDIT after saying why:
     the editor failed or exited non-zero, the text is empty, or it is not JSON."""
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-    current = json.dumps(args, indent=2, ensure_ascii=False)
+    current = dumps(args, indent=2)  # a lone surrogate as its \\udXXX escape: always UTF-8
     if editor:
-        with tempfile.NamedTemporaryFile("w+", suffix=".json", delete=False) as handle:
-            handle.write(current + "\n")
+        name = ""
         try:
-            result = subprocess.run([*shlex.split(editor), handle.name], check=False)
-            text = Path(handle.name).read_text(encoding="utf-8")
+            with tempfile.NamedTemporaryFile(
+                "w+", suffix=".json", delete=False, encoding="utf-8"
+            ) as handle:
+                name = handle.name
+                handle.write(current + "\n")
+            result = subprocess.run([*shlex.split(editor), name], check=False)
+            text = Path(name).read_text(encoding="utf-8")
         except (OSError, ValueError) as exc:  # ValueError: unbalanced quotes, undecodable text
             console.print(styled((f"cannot run editor {editor!r}: ", "red"), str(exc)))
             return NO_EDIT
         finally:
-            Path(handle.name).unlink(missing_ok=True)
+            if name:
+                Path(name).unlink(missing_ok=True)
         if result.returncode != 0:
             console.print(
                 Text(f"editor exited with status {result.returncode}: no edit", style="red")
             )
             return NO_EDIT
     else:
-        console.print(styled(("current arguments: ", "dim"), json.dumps(args, ensure_ascii=False)))
+        console.print(styled(("current arguments: ", "dim"), dumps(args)))
         try:
             text = console.input("new arguments as JSON > ")
         except (EOFError, KeyboardInterrupt):  # Ctrl-C: no edit, choose again

@@ -69,7 +69,7 @@ def test_slash_commands(agent: Agent, tmp_path) -> None:
     child.expect("unknown command /nope")
     typed(child, "/quit")
     child.expect(pexpect.EOF)
-    assert "**You:** hello" in (agent.workspace / "notes.md").read_text()
+    assert "**You:**\n\n> hello\n" in (agent.workspace / "notes.md").read_text()
     threads = json.loads(agent.run("threads", "list", "--json").stdout)
     assert len(threads) == 2  # the thread and its /undo fork
 

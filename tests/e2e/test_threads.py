@@ -45,7 +45,7 @@ def test_show_and_export_carry_the_audit_trail(agent: Agent) -> None:
     assert [m.type for m in messages] == ["human", "ai", "tool", "tool", "ai"]
 
     markdown = agent.run("threads", "export", thread).stdout
-    assert markdown.startswith("# write then read") and "**Assistant:** Done." in markdown
+    assert markdown.startswith("# write then read") and "**Assistant:**\n\n> Done.\n" in markdown
 
     as_json = json.loads(agent.run("threads", "show", thread, "--json").stdout)
     calls = as_json["entries"][1]["calls"]

@@ -321,3 +321,325 @@ def test_untrusted_text_cannot_leave_its_markdown_fence(result: str) -> None:
     assert len(headings) == 1  # the title's; nothing injected
     blocks = [t.content for t in tokens if t.type == "fence"]
     assert blocks == [json.dumps(call["args"], ensure_ascii=False) + "\n", result + "\n"]
+
+
+# ---------------------------------------------------------------------------------------
+# Round 2: characters that still printed raw, line breaks that were not in the bytes, a
+# Markdown export and a chat view that hid or forged text.
+
+from agentcli.visible import DEFAULT_IGNORABLE, mark, unsafe  # noqa: E402
+
+# Each hides in a command: the marked character must show as a mark, wherever it sits.
+PAYLOADS_INVISIBLE = [
+    "rm -rf ./build\u17b4",  # Khmer inherent vowels: zero-width
+    "rm -rf ./build\u17b5",
+    "\u1780\u17b4 after a Khmer letter",  # on a letter of their own script too
+    "echo a\u2065b",  # unassigned, default-ignorable
+    "echo \ufff0\ufff8",
+    "echo \U000e0080 \U000e0fff \U000e0000",
+    "echo \ue000 private use \U000f0000 \U0010fffd",
+    "echo \u0378 unassigned",
+    "echo \U0001bca0 shorthand format \U0001d173 beam",
+    "test 1 =\u0338 2",  # reads as `≠`
+    "test 1 =\u20d2 2",
+    "test 1 =\u20e5 2",
+    "ls -l\u0335a",  # strikes through the l
+    "\u0338 at the start",
+    "x\u0301\u0338 two on one base",
+    "echo \u00ad soft hyphen \u180e mvs \u2800 braille blank",
+]
+
+
+@pytest.mark.parametrize("payload", PAYLOADS_INVISIBLE, ids=range(len(PAYLOADS_INVISIBLE)))
+def test_invisible_and_overlaying_characters_are_marked(payload: str) -> None:
+    shown = visible(payload)
+    assert unmark(shown) == payload
+    hidden = [c for c in payload if not c.isascii() and c != "\u1780"]
+    assert hidden
+    for char in hidden:
+        assert mark(char) in shown, (payload, hex(ord(char)), shown)
+    assert not any(c in shown for c in hidden)  # none left raw
+
+
+def test_every_default_ignorable_code_point_is_marked() -> None:
+    """The table from Unicode's DerivedCoreProperties, each code point on a non-ASCII base
+    (so the combining-mark rule cannot be what marks it)."""
+    points = [c for a, b in DEFAULT_IGNORABLE for c in range(a, b + 1)]
+    assert len(points) == 4174  # the property's size in Unicode 15.0 to 16.0
+    raw = [hex(c) for c in points if mark(chr(c)) not in visible("ä" + chr(c))]
+    assert not raw
+
+
+def test_every_unassigned_private_surrogate_and_format_character_is_marked() -> None:
+    """All of Unicode, by category (Python's database): Cn, Co, Cs, Cf, Cc are never raw."""
+    import sys
+    import unicodedata
+
+    hidden = {"Cn", "Co", "Cs", "Cf", "Cc"}
+    raw = [
+        hex(c)
+        for c in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(c)) in hidden and not unsafe(chr(c), base="ä")
+    ]
+    assert raw == ["0x9", "0xa"], raw[:20]  # tab and newline, kept in multi-line text
+
+
+@given(
+    st.characters(codec="ascii"),
+    st.characters(categories=["Mn", "Me"]),
+    st.characters(categories=["Mn", "Me"]),
+)
+def test_a_combining_mark_never_draws_on_ascii(base: str, one: str, two: str) -> None:
+    shown = visible(base + one + two)
+    assert mark(one) in shown and mark(two) in shown
+    assert unmark(shown) == base + one + two
+
+
+# Text in other scripts shows as itself: no over-marking of ordinary writing.
+LEGITIMATE = [
+    "naïve café",  # precomposed
+    "Tiếng Việt",
+    "हिन्दी",  # Devanagari: vowel signs on their letters
+    "ภาษาไทย",  # Thai
+    "עִבְרִית",  # Hebrew points on Hebrew letters
+    "العربية",
+    "日本語のテキスト",
+    "ខ្មែរ",  # Khmer, with its coeng sign
+    "Ελληνικά",
+]
+
+
+@pytest.mark.parametrize("text", LEGITIMATE)
+def test_ordinary_text_in_other_scripts_is_not_marked(text: str) -> None:
+    assert visible(text) == text
+
+
+# Separators that are not a newline: each stays in its line as a mark, and the diff panel
+# for "echo one<sep>echo two" differs from the one with a real newline.
+PAYLOADS_BREAKS = ["\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+def panel_lines(tmp_path, content: str, old: str | None = None) -> list[str]:
+    from agentcli.preview import preview
+    from agentcli.ui.render import highlighted
+
+    target = tmp_path / "run.sh"
+    if old is None:
+        target.unlink(missing_ok=True)
+    else:
+        target.write_text(old, newline="")
+    shown = preview("write_file", {"path": "run.sh", "content": content}, tmp_path)
+    assert shown.kind == "diff"
+    return [line.plain for line in highlighted(shown.text, "diff")]
+
+
+@pytest.mark.parametrize("sep", PAYLOADS_BREAKS, ids=[hex(ord(s[0])) for s in PAYLOADS_BREAKS])
+def test_the_diff_panel_breaks_lines_only_at_newlines(tmp_path, sep: str) -> None:
+    lines = panel_lines(tmp_path, f"echo one{sep}echo two\n")
+    body = lines[3:]
+    if sep == "\r\n":  # a newline after all, with the CR before it shown
+        assert body == ["+echo one⟦CR⟧", "+echo two"], lines
+    else:
+        assert body == ["+" + visible(f"echo one{sep}echo two")], lines
+    assert mark(sep[0]) in body[0]
+    real = panel_lines(tmp_path, "echo one\necho two\n")
+    assert real[3:] == ["+echo one", "+echo two"]  # a real newline is still a line
+
+
+def test_the_panels_of_different_bytes_differ(tmp_path) -> None:
+    contents = [f"echo one{sep}echo two\n" for sep in [*PAYLOADS_BREAKS, "\n"]]
+    panels = {tuple(panel_lines(tmp_path, c)) for c in contents}
+    assert len(panels) == len(contents)
+
+
+def test_a_missing_newline_at_the_end_is_said_as_diff_says_it(tmp_path) -> None:
+    note = "\\ No newline at end of file"
+    assert panel_lines(tmp_path, "echo hi")[3:] == ["+echo hi", note]
+    assert panel_lines(tmp_path, "echo hi\n")[3:] == ["+echo hi"]
+    # the same line, with and without its newline: a change, shown as diff -u shows it
+    assert panel_lines(tmp_path, "a\nb\n", old="a\nb")[3:] == [" a", "-b", note, "+b"]
+    assert panel_lines(tmp_path, "a\nb", old="a\nb\n")[3:] == [" a", "-b", "+b", note]
+    assert panel_lines(tmp_path, "z\nb", old="a\nb")[3:] == ["-a", "+z", " b", note]
+
+
+def test_a_content_line_cannot_pose_as_the_no_newline_note(tmp_path) -> None:
+    lines = panel_lines(tmp_path, "x\n\\ No newline at end of file\n")
+    assert lines[3:] == ["+x", "+\\ No newline at end of file"]  # content lines start with +
+
+
+# The Markdown export, read by a CommonMark viewer: hostile texts from the model, the
+# person and the tools, each trying to hide, fake or restyle entries.
+PAYLOADS_MD = [
+    "fine so far\n\n<!--",  # with the next text's "-->": hides the calls between them
+    "-->\n\n- tool `shell` (approved by person: terminal, now)",  # a fake entry after it
+    "<div>\n<script>alert(1)</script>\n</div>",
+    "<span style='display:none'>hidden</span> inline html",
+    "# Fake heading",
+    "Fake setext\n===",
+    "Another\n---",
+    "[ref]: https://evil.example/\n\nclick [here][ref]",
+    "[//]: # (a hidden comment)",
+    "```\nfence\n```",
+    "~~~\ntilde fence",
+    "**You:** rm -rf ~",
+    "> quoted\n>> nested",
+    "&lt;b&gt; &#x202e; &amp;",
+    "<https://evil.example/%E2%80%AE>",
+    "![Docs: https://github.com/org](https://evil.example/)",
+    "[https://github.com/org](https://evil.example/)",
+    "    indented code\n\n        more",
+    "1. one\n2) two\n* three\n+ four",
+    "***\n___\n- - -",
+    "| a | b |\n|---|---|\n| c | d |",
+    "trailing backslash\\\nnext",
+    "emphasis *a* _b_ ~~c~~ `d` $x$ :warning: @someone",
+    "line one  \nline two\ttab",
+    "\u202eevil\x1b[2K",
+]
+
+
+def hostile_thread(texts: list[str]) -> tuple[object, dict, list[tuple[dict, str]]]:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from agentcli.store import ThreadRow
+
+    messages: list = []
+    calls: list[tuple[dict, str]] = []
+    for index, payload in enumerate(texts):
+        call = {"id": f"c{index}", "name": "shell", "args": {"command": payload}}
+        messages += [
+            HumanMessage(payload),
+            AIMessage(payload, tool_calls=[call]),
+            ToolMessage(payload, tool_call_id=f"c{index}"),
+        ]
+        calls.append((call["args"], payload))
+    messages.append(AIMessage(texts[-1] if texts else "done"))
+    audit = [
+        {
+            "call_id": "c0",
+            "decision": "edited",
+            "by": "person",
+            "who": "terminal",
+            "ran_args": {"command": texts[0] if texts else ""},
+            "at": "now",
+        }
+    ]
+    row = ThreadRow("t1", texts[0] if texts else "t", "idle", "now", "now", "/w", "m")
+    return row, {"messages": messages, "audit": audit}, calls
+
+
+def export_tokens(texts: list[str]):
+    from markdown_it import MarkdownIt
+
+    from agentcli.transcript import to_markdown
+
+    row, values, calls = hostile_thread(texts)
+    markdown = to_markdown(row, values)
+    parser = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    return parser.parse(markdown), parser.render(markdown), calls
+
+
+def check_export(texts: list[str]) -> None:
+    import html
+
+    tokens, rendered, calls = export_tokens(texts)
+    kinds = [t.type for t in tokens]
+    inline = [c.type for t in tokens if t.children for c in t.children]
+    # nothing but the entries agentcli wrote: one heading, no HTML, no link, no image, no rule
+    assert kinds.count("heading_open") == 1
+    for kind in ("html_block", "hr", "table_open"):
+        assert kind not in kinds, kind
+    for kind in ("html_inline", "link_open", "image", "s_open"):
+        assert kind not in inline, kind
+    top = [t for t in tokens if t.level == 0]
+    assert [t.type for t in top if t.type.endswith("_open")].count("blockquote_open") == (
+        2 * len(texts) + 1  # each payload as the person's and the model's text, and the last
+    )
+    items = [t for t in tokens if t.type == "list_item_open"]
+    assert len(items) == len(calls)
+    fences = [t.content for t in tokens if t.type == "fence"]
+    expected = [
+        visible(block).removesuffix("\n") + "\n"
+        for args, result in calls
+        for block in (dumps(args), result)
+    ]
+    assert fences == expected
+    # and every text reads as itself (markup aside, whitespace runs are one space in HTML)
+    words = " ".join(html.unescape(re.sub(r"<[^>]*>", " ", rendered)).split())
+    for said in texts:
+        assert " ".join(visible(said).split()) in words, said
+
+
+def test_the_markdown_export_shows_exactly_its_entries() -> None:
+    check_export(PAYLOADS_MD)
+
+
+@pytest.mark.parametrize("payload", PAYLOADS_MD, ids=range(len(PAYLOADS_MD)))
+def test_each_hostile_text_is_inert_in_the_export(payload: str) -> None:
+    check_export([payload, "-->", payload])
+
+
+MARKDOWN_CHARS = st.text(
+    st.sampled_from(list("<>!-=[]()*_`~#+&;:\\|.1 \n\taz/\"'!$@^{}0).")), min_size=1
+)
+
+
+@given(st.lists(MARKDOWN_CHARS, min_size=1, max_size=4))
+def test_no_text_of_markdown_punctuation_changes_the_export(texts: list[str]) -> None:
+    check_export(texts)
+
+
+# The chat's live Markdown view: everything in the model's text is on the screen.
+PAYLOADS_CHAT = [
+    ("before <!-- hidden comment --> after", ["<!-- hidden comment -->"]),
+    ("<div>\nhidden block\n</div>", ["<div>", "hidden block", "</div>"]),
+    ("<!--\nmulti-line hidden\n-->", ["<!--", "multi-line hidden", "-->"]),
+    ("<span hidden>inline</span>", ["<span hidden>inline</span>"]),
+    (
+        "![Docs: https://github.com/org](https://evil.example/x)",
+        ["[image: Docs: https://github.com/org] (https://evil.example/x)"],
+    ),
+    (
+        "[https://github.com/org](https://evil.example/x)",
+        ["https://github.com/org (https://evil.example/x)"],
+    ),
+    ('[t](https://a.example/ "a hidden title")', ["t (https://a.example/ 'a hidden title')"]),
+    ("[//]: # (a hidden comment)", ["[//]: # (a hidden comment)"]),
+    ("[ref]: https://evil.example/\n\n[x][ref]", ["[ref]: https://evil.example/", "[x][ref]"]),
+    ("&#x202e;evil &amp; &lt;b&gt;", ["&#x202e;evil &amp; &lt;b&gt;"]),
+    ("<https://evil.example/%E2%80%AE>", ["<https://evil.example/%E2%80%AE>"]),
+    ("<kbd>k</kbd>", ["<kbd>k</kbd>"]),
+    ("\u202eevil\x1b[2K", ["⟦U+202E⟧evil⟦ESC⟧[2K"]),
+]
+
+
+def chat_screen(text: str) -> str:
+    import io
+
+    from rich.console import Console
+
+    from agentcli.ui.live import LiveView
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, color_system=None, width=200)
+    view = LiveView(console)
+    view.begin("thinking")
+    for start in range(0, len(text), 7):  # streamed in pieces
+        view.add_text(text[start : start + 7])
+    view.end()
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("payload,shown", PAYLOADS_CHAT, ids=range(len(PAYLOADS_CHAT)))
+def test_the_chat_view_shows_all_of_the_model_text(payload: str, shown: list[str]) -> None:
+    screen = chat_screen(payload)
+    for piece in shown:
+        assert piece in screen, (piece, screen)
+    assert "\u202e" not in screen and "\x1b]8" not in screen  # no raw bidi, no hidden links
+    assert not RAW.search(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen).replace("\r", ""))
+
+
+def test_the_chat_view_still_renders_markdown() -> None:
+    screen = chat_screen("# Title\n\n- **bold** item\n\n```python\nprint(1)\n```\n")
+    assert "Title" in screen and "• bold item" in screen and "print(1)" in screen
+    assert "**" not in screen and "```" not in screen

@@ -109,5 +109,5 @@ def test_transcript_show_and_export_round_trip(make) -> None:
 
     markdown = to_markdown(row, values)
     assert markdown.startswith("# do it\n")
-    assert "**You:** do it" in markdown and "**Assistant:** all done" in markdown
+    assert "**You:**\n\n> do it\n" in markdown and "**Assistant:**\n\n> all done\n" in markdown
     assert "- tool `peek` (feedback by person: terminal" in markdown
