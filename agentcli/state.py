@@ -60,3 +60,8 @@ class RunContext(ToolContext):
     # where tool runs are recorded (journal.CallJournal; None: not guarded). Typed Any
     # because LangGraph Server builds a JSON schema of the context, and a store has none.
     journal: Any = None
+
+    def protection(self, tool: str, rel: str, typed: str | None = None) -> str | None:
+        """The policy's deny and ask rules on paths, for the tools (one derivation: the CLI's
+        run context and the server's, whatever the client chose, ask the same policy)."""
+        return self.policy.protection(tool, rel, typed, workspace=self.workspace)
