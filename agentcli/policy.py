@@ -13,8 +13,8 @@ for any file tool protects its paths from every file tool (tools.paths.path_matc
 globs match). The tools ask ``Policy.protection`` again where the path led when they opened it.
 
 What a rule's `match` is tested against is chosen by the tool, never by the keys its arguments
-happen to have: shell, the command; the file tools, the path; fetch_url, the URL's host; any
-other tool, its `path` argument.
+happen to have: shell, the command; the file tools, the path; fetch_url, the URL's host; other
+tools, their `url` argument's host and their `path` argument (deny: either; allow: both).
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ class Policy:
                 )
                 hit = applies and path_rule_matches(args, rule.match, decision, workspace)
             elif fnmatch.fnmatchcase(tool, rule.tool):
-                hit = rule.match is None or _subject_matches(tool, args, rule.match)
+                hit = rule.match is None or _subject_matches(tool, args, rule.match, decision)
             else:
                 hit = False
             if hit:
@@ -285,16 +285,22 @@ def file_glob(pattern: str, workspace: Path | None) -> str | None:
     return None if relative is None else posixpath.normpath(relative or ".")
 
 
-def _subject_matches(tool: str, args: Mapping[str, Any], pattern: str) -> bool:
-    """A rule's pattern against the call's subject, which the tool decides, never the keys
-    the arguments happen to have: fetch_url's host (tools.urls.host_of: None when the URL is
-    refused, matching nothing); for other tools (MCP, custom) their `path` argument,
-    normalised as typed. Shell and the file tools are matched by their own functions."""
-    if tool == FETCH_TOOL:
-        host = host_of(str(args.get("url", "")))
-        return host is not None and fnmatch.fnmatchcase(host, host_pattern(pattern))
+def _subject_matches(tool: str, args: Mapping[str, Any], pattern: str, decision: Decision) -> bool:
+    """A rule's pattern against the call's subjects, which the tool decides: fetch_url's is
+    its URL's host (tools.urls.host_of: None when the URL is refused, matching nothing).
+    Other tools (MCP, custom) declare none, so their `url` argument's host and their `path`
+    argument (normalised as typed) both are, and an added argument never helps a call: a
+    deny or ask rule matches when any subject does, an allow rule only when all do. Shell
+    and the file tools are matched by their own functions."""
+    hits: list[bool] = []
+    url = args.get("url")
+    if isinstance(url, str) or tool == FETCH_TOOL:
+        host = host_of(str(url))
+        hits.append(host is not None and fnmatch.fnmatchcase(host, host_pattern(pattern)))
     path = args.get("path")
-    return isinstance(path, str) and fnmatch.fnmatchcase(posixpath.normpath(path), pattern)
+    if tool != FETCH_TOOL and isinstance(path, str):
+        hits.append(fnmatch.fnmatchcase(posixpath.normpath(path), pattern))
+    return bool(hits) and all(hits) if decision == "allow" else any(hits)
 
 
 def rule_problem(tool: str, match: str) -> str | None:

@@ -450,6 +450,22 @@ def test_a_url_key_does_not_turn_a_path_rule_into_a_host_rule(tmp_path: Path) ->
     assert hosts.decide("fetch_url", args).decision == "deny"
 
 
+def test_rules_on_other_tools_see_every_subject_and_extra_ones_never_help() -> None:
+    deny = _policy(("peek", "evil.com", "deny"), ("peek", "secret/*", "deny"))
+    for args in (
+        {"url": "https://EVIL.com./x", "path": "docs/a"},
+        {"path": "docs/../secret/key", "url": "https://good.com/"},
+        {"url": "https://evil.com/"},
+    ):
+        assert deny.decide("peek", args).decision == "deny"
+    allow = _policy(("peek", "docs/*", "allow"), ("peek", "good.com", "allow"))
+    assert allow.decide("peek", {"path": "docs/a"}).decision == "allow"
+    assert allow.decide("peek", {"url": "https://good.com/"}).decision == "allow"
+    # an allow rule must hold for every subject the call carries
+    assert allow.decide("peek", {"path": "docs/a", "url": "http://evil.com/"}).decision == "ask"
+    assert allow.decide("peek", {"path": "docs/a", "url": "not a url"}).decision == "ask"
+
+
 def test_e2e_an_extra_argument_goes_back_to_the_model(agent: Agent) -> None:
     ws = agent.workspace
     (ws / ".git").mkdir()
