@@ -210,6 +210,11 @@ def _check_rules(rules: list[Any], origin: str) -> None:
         unknown = set(rule) - {"tool", "match", "decision"}
         if unknown or not isinstance(rule.get("match", ""), str):
             raise ConfigError(f"{origin}: approval rule {i}: only tool, match and decision")
+        if "match" in rule:
+            from agentcli.policy import rule_problem
+
+            if problem := rule_problem(rule["tool"], rule["match"]):
+                raise ConfigError(f"{origin}: approval rule {i} ({rule['tool']}): {problem}")
 
 
 def _check_servers(servers: dict[str, Any], origin: str) -> None:

@@ -10,7 +10,11 @@ Path rules (file tools) match where the path leads, walked beneath the workspace
 walk it (tools.paths), relative to it: an allow rule matches only a path that resolves inside
 the workspace; a deny or ask rule also matches the path as typed, and a deny or ask rule written
 for any file tool protects its paths from every file tool (tools.paths.path_matches says how
-globs match).
+globs match). The tools ask ``Policy.protection`` again where the path led when they opened it.
+
+What a rule's `match` is tested against is chosen by the tool, never by the keys its arguments
+happen to have: shell, the command; the file tools, the path; fetch_url, the URL's host; other
+tools, their `url` argument's host and their `path` argument (deny: either; allow: both).
 """
 
 from __future__ import annotations
@@ -146,15 +150,29 @@ class Policy:
             "Call fetch_url with that URL to have it reviewed."
         )
 
-    def protected_paths(self) -> tuple[str, ...]:
-        """The globs of deny and ask rules on file paths: what tools reading beyond their
-        argument (search_files) skip. Ask rules count unless --auto-approve overrides them."""
-        decisions = ("deny",) if self.auto_approve else ("deny", "ask")
-        return tuple(
-            rule.match
-            for rule in self.rules
-            if rule.decision in decisions and rule.match is not None and _on_files(rule)
-        )
+    def protection(
+        self, tool: str, rel: str, typed: str | None = None, *, workspace: Path
+    ) -> str | None:
+        """Why the file tool ``tool`` must not open ``rel`` (workspace-relative, where a path
+        led when the tool walked it), or None: a deny rule on file paths matching it, or an
+        ask rule the flags do not override for this tool. An ask rule that also matches
+        ``typed`` (the path the call named) was applied when the call was reviewed: a person
+        said yes to it. The globs are matched exactly as ``decide`` matches them."""
+        from tools.paths import path_matches
+
+        overridden = self.auto_approve or tool in self.flag_allow
+        for number, rule in enumerate(self.rules, 1):
+            if rule.match is None or rule.decision == "allow" or not _on_files(rule):
+                continue
+            glob = file_glob(rule.match, workspace)
+            if glob is None or not path_matches(rel, glob, protect=True):
+                continue
+            if rule.decision == "ask" and (
+                overridden or (typed is not None and path_matches(typed, glob, protect=True))
+            ):
+                continue
+            return Verdict(rule.decision, _label(number, rule)).reason
+        return None
 
     def _rule(
         self, tool: str, args: Mapping[str, Any], decision: Decision, workspace: Path | None
@@ -171,7 +189,7 @@ class Policy:
                 )
                 hit = applies and path_rule_matches(args, rule.match, decision, workspace)
             elif fnmatch.fnmatchcase(tool, rule.tool):
-                hit = rule.match is None or matches(tool, args, rule.match, decision)
+                hit = rule.match is None or _subject_matches(tool, args, rule.match, decision)
             else:
                 hit = False
             if hit:
@@ -230,70 +248,84 @@ def path_rule_matches(
     args: Mapping[str, Any], pattern: str, decision: Decision, workspace: Path | None
 ) -> bool:
     """Does a rule's glob match a file tool's path? Fails closed: an allow needs the path to
-    resolve inside the workspace; a deny or ask matches where it leads or as it is typed."""
-    from tools.paths import path_matches, typed_relative
+    resolve inside the workspace; a deny or ask matches where it leads or as it is typed.
+
+    The path is walked as the tools walk it (tools.paths.locate), so where the policy sees it
+    lead is where the tool opens it; a path the walk refuses (outside, ``..`` after a missing
+    name, too many links) is refused by the tool too, and is matched as typed only. What
+    changes on disk between this review and the run is checked again by the tool
+    (``Policy.protection``).
+    """
+    from tools.paths import path_matches, resolve_relative, typed_relative
 
     typed = str(args.get("path", "."))
-    glob = _relative_glob(pattern, workspace)
-    resolved = main_argument("read_file", args, workspace=workspace) if workspace else None
+    glob = file_glob(pattern, workspace)
+    if glob is None:
+        return False
+    if workspace is None:
+        return decision != "allow" and path_matches(posixpath.normpath(typed), glob, protect=True)
+    resolved = resolve_relative(workspace, typed)
     if decision == "allow":
         return resolved is not None and path_matches(resolved, glob, protect=False)
-    as_typed = typed_relative(workspace, typed) if workspace else posixpath.normpath(typed)
-    subjects = [as_typed] if resolved is None else [resolved, as_typed]
+    subjects = [typed_relative(workspace, typed)]
+    if resolved is not None:
+        subjects.append(resolved)
     return any(path_matches(subject, glob, protect=True) for subject in subjects)
 
 
-def _relative_glob(pattern: str, workspace: Path | None) -> str:
-    """A glob written as an absolute path under the workspace, made relative to it."""
+def file_glob(pattern: str, workspace: Path | None) -> str | None:
+    """A path rule's glob as it is matched: relative to the workspace. One written as an
+    absolute path under the workspace is made relative; one elsewhere matches nothing (None),
+    as no file tool opens anything outside."""
     if workspace is None or not pattern.startswith("/"):
         return pattern
-    from tools.paths import typed_relative
+    from tools.paths import workspace_relative
 
-    return typed_relative(workspace, pattern)
-
-
-def matches(tool: str, args: Mapping[str, Any], pattern: str, decision: Decision) -> bool:
-    """Does a rule's pattern match the call's main argument?
-
-    A shell command satisfies an allow rule only when bash would run nothing but plain simple
-    commands of literal words, each matching; deny and ask rules match any command found
-    anywhere in it (agentcli/shellmatch.py). "Maybe" is not a match here: Policy asks then.
-    """
-    if tool == "shell":
-        from agentcli import shellmatch
-
-        command = str(args.get("command", ""))
-        if decision == "allow":
-            return shellmatch.allows(command, pattern)
-        return shellmatch.finds(command, pattern) == "yes"
-    subject = main_argument(tool, args)
-    if "url" in args:
-        pattern = host_pattern(pattern)  # spelt as hosts are: case, trailing dot, IDNA
-    return subject is not None and fnmatch.fnmatchcase(subject, pattern)
+    relative = workspace_relative(pattern, workspace)
+    return None if relative is None else posixpath.normpath(relative or ".")
 
 
-def main_argument(
-    tool: str, args: Mapping[str, Any], *, workspace: Path | None = None
-) -> str | None:
-    """What a rule's `match` is tested against: the command, the URL's host
-    (tools.urls.host_of), or the path.
+def _subject_matches(tool: str, args: Mapping[str, Any], pattern: str, decision: Decision) -> bool:
+    """A rule's pattern against the call's subjects, which the tool decides: fetch_url's is
+    its URL's host (tools.urls.host_of: None when the URL is refused, matching nothing).
+    Other tools (MCP, custom) declare none, so their `url` argument's host and their `path`
+    argument (normalised as typed) both are, and an added argument never helps a call: a
+    deny or ask rule matches when any subject does, an allow rule only when all do. Shell
+    and the file tools are matched by their own functions."""
+    hits: list[bool] = []
+    url = args.get("url")
+    if isinstance(url, str) or tool == FETCH_TOOL:
+        host = host_of(str(url))
+        hits.append(host is not None and fnmatch.fnmatchcase(host, host_pattern(pattern)))
+    path = args.get("path")
+    if tool != FETCH_TOOL and isinstance(path, str):
+        hits.append(fnmatch.fnmatchcase(posixpath.normpath(path), pattern))
+    return bool(hits) and all(hits) if decision == "allow" else any(hits)
 
-    A built-in file tool's path is where it leads relative to the workspace (None when it
-    leads outside or no workspace is known); other tools' paths are normalised as typed.
-    """
-    if tool == "shell":
-        return str(args.get("command", ""))
-    if "url" in args:
-        # the host fetch_url connects to; None (matching no rule) when the URL is refused
-        return host_of(str(args["url"]))
-    if tool in FILE_TOOLS:
-        if workspace is None:
-            return None
-        from tools.paths import resolve_relative
 
-        return resolve_relative(workspace, str(args.get("path", ".")))
-    if "path" in args:
-        return posixpath.normpath(str(args.get("path", ".")))
+def rule_problem(tool: str, match: str) -> str | None:
+    """Why a rule's pattern can never match what its tools are matched on, with the fix, or
+    None. Only rules aimed at one kind of subject are checked (a `tool = "*"` rule is not):
+    fetch_url rules match the host alone (no scheme, path or port), file rules a normalised
+    workspace-relative path (no `..`)."""
+    kinds = {
+        "url": fnmatch.fnmatchcase(FETCH_TOOL, tool),
+        "file": any(fnmatch.fnmatchcase(name, tool) for name in FILE_TOOLS),
+        "shell": fnmatch.fnmatchcase("shell", tool),
+    }
+    if kinds == {"url": True, "file": False, "shell": False}:
+        port = match.count(":") == 1 or "]:" in match  # host:port (an IPv6 address has more)
+        if port or any(c in "/@\\" or c.isspace() for c in match):
+            return (
+                f"match {match!r} is not a host: fetch_url rules match the URL's host only; "
+                'write the host, e.g. match = "example.com" or "*.example.com"'
+            )
+    if kinds == {"url": False, "file": True, "shell": False}:
+        if ".." in match.strip().split("/"):
+            return (
+                f"match {match!r} can never match: file rules match the path where it leads, "
+                'relative to the workspace, without ".."; write it that way, e.g. "secrets/*"'
+            )
     return None
 
 

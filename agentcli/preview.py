@@ -34,27 +34,33 @@ def preview(name: str, args: dict[str, Any], workspace: Path | None) -> Preview:
     return Preview("json", json.dumps(args, indent=2, ensure_ascii=False))
 
 
-def _current_text(workspace: Path, path: str) -> str | None:
+def _current_text(workspace: Path, path: str) -> tuple[str, str] | None:
     """The file as the tool would read it (the same walk beneath the workspace, the same
-    refusals): "" if it does not exist yet, None if the tool would refuse it or it is not
-    UTF-8 text small enough to show."""
+    refusals) and where the path leads, relative to the workspace: "" if it does not exist
+    yet, None if the tool would refuse it or it is not UTF-8 text small enough to show."""
     from tools.fileio import open_regular, read_all
     from tools.paths import locate
 
     try:
         with locate(workspace, path) as found:
             if not found.exists:
-                return ""
+                return "", found.rel
             with open_regular(found) as (fd, _):
-                return read_all(fd, MAX_PREVIEW_BYTES, found.rel).decode("utf-8")
+                text = read_all(fd, MAX_PREVIEW_BYTES, found.rel).decode("utf-8")
+                return text, found.rel
     except Exception:  # outside the workspace, unreadable: the tool will say so; show the args
         return None
 
 
 def _file_diff(name: str, args: dict[str, Any], workspace: Path) -> str | None:
-    old = _current_text(workspace, args["path"])
-    if old is None:
+    """The diff of the file the tool will change, labelled with where the path leads (the file
+    written), and a first line saying so when the path leads elsewhere than it reads."""
+    from tools.paths import typed_relative
+
+    current = _current_text(workspace, args["path"])
+    if current is None:
         return None
+    old, rel = current
     if name == "write_file":
         new = str(args.get("content", ""))
     else:
@@ -65,12 +71,15 @@ def _file_diff(name: str, args: dict[str, Any], workspace: Path) -> str | None:
     lines = _unified_diff(
         _lines(old),
         _lines(new),
-        fromfile=f"a/{args['path']}" if old else "/dev/null",
-        tofile=f"b/{args['path']}",
+        fromfile=f"a/{rel}" if old else "/dev/null",
+        tofile=f"b/{rel}",
     )
     if len(lines) > MAX_PREVIEW_LINES:
         lines = lines[:MAX_PREVIEW_LINES] + [f"... ({len(lines) - MAX_PREVIEW_LINES} more lines)\n"]
-    return "".join(_ended(line) for line in lines) or "(no change)"
+    text = "".join(_ended(line) for line in lines) or "(no change)"
+    if typed_relative(workspace, args["path"]) != rel:
+        text = f"# {args['path']} -> {rel} (through a link): {name} changes {rel}\n{text}"
+    return text
 
 
 def _lines(text: str) -> list[str]:

@@ -75,6 +75,7 @@ def validate_args(
         return problem
     if not isinstance(schema, type) or not issubclass(schema, BaseModel):
         return None  # no schema at all: nothing to check the arguments against
+    problems = []
     try:
         schema.model_validate(args)
     except ValidationError as exc:
@@ -82,8 +83,13 @@ def validate_args(
             f"'{'.'.join(str(p) for p in err['loc']) or '(arguments)'}': {err['msg']}"
             for err in exc.errors()
         ]
-        return "invalid arguments: " + "; ".join(problems)
-    return None
+    # pydantic ignores unknown keys; a call carrying them (`url` on write_file) is refused, so
+    # no argument reaches the policy or the person that the tool does not take
+    unknown = sorted(set(args) - set(schema.model_fields))
+    if unknown and schema.model_config.get("extra") != "allow":
+        takes = ", ".join(schema.model_fields) or "no arguments"
+        problems.append(f"unknown {', '.join(map(repr, unknown))} (the tool takes {takes})")
+    return "invalid arguments: " + "; ".join(problems) if problems else None
 
 
 def review_request(

@@ -112,7 +112,6 @@ def server_context(
         max_output_chars=settings.max_output_chars,
         allow_private_urls=settings.allow_private_urls,
         url_check=policy.redirect_refusal,
-        protected_paths=policy.protected_paths(),
         env_passthrough=tuple(settings.env_passthrough),
         env_never=NEVER_PASS,
         redactor=session_redactor(settings),
@@ -152,7 +151,6 @@ def context_schema(
             self.workspace = inside(root, self.workspace)
             self.policy = client_policy(settings, self.approval)
             self.url_check = self.policy.redirect_refusal
-            self.protected_paths = self.policy.protected_paths()
 
         @classmethod
         def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:

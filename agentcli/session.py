@@ -153,7 +153,6 @@ class Session:
             max_output_chars=s.max_output_chars,
             allow_private_urls=s.allow_private_urls,
             url_check=self.policy.redirect_refusal,
-            protected_paths=self.policy.protected_paths(),
             env_passthrough=tuple(s.env_passthrough),
             env_never=NEVER_PASS,
             redactor=self.redactor,

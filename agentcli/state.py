@@ -67,3 +67,8 @@ class RunContext(ToolContext):
     # True on a server: answers come from its clients, whose say that a rule or flag
     # decided (`who`/`by`) is not believed
     from_clients: bool = False
+
+    def protection(self, tool: str, rel: str, typed: str | None = None) -> str | None:
+        """The policy's deny and ask rules on paths, for the tools (one derivation: the CLI's
+        run context and the server's, whatever the client chose, ask the same policy)."""
+        return self.policy.protection(tool, rel, typed, workspace=self.workspace)

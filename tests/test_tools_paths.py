@@ -13,10 +13,18 @@ from hypothesis import strategies as st
 from tools.base import ToolError
 from tools.files import list_dir, read_file, write_file
 from tools.output import cap_output
-from tools.paths import path_matches, resolve_in_workspace, resolve_relative
+from tools.paths import locate, path_matches, resolve_relative
 
 if TYPE_CHECKING:
     from tests.tooling import ToolEnv
+
+
+def resolve_in_workspace(workspace: Path, path: str) -> Path:
+    """The real path ``path`` leads to, walked as the tools walk it (or ToolError)."""
+    with locate(workspace, path) as found:
+        rel = found.rel
+    root = workspace.resolve()
+    return root if rel == "." else root / rel
 
 
 @pytest.fixture

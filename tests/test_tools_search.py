@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from agentcli.policy import Policy
+from agentcli.state import RunContext
 from tools.search import MAX_RESULTS, search_files
 
 if TYPE_CHECKING:
@@ -119,7 +121,8 @@ def test_hard_links_linked_folders_and_protected_paths_are_skipped(tool_env: Too
     (ws / "sub" / ".ENV").write_text("TODO secret too\n")
     (ws / "plain.txt").write_text("TODO plain\n")
     (ws / "alias.txt").symlink_to("plain.txt")
-    tool_env.context.protected_paths = (".env", "secrets")
+    rules = [{"tool": "read_file", "match": m, "decision": "deny"} for m in (".env", "secrets")]
+    tool_env.context = RunContext(workspace=ws, policy=Policy.build(rules=rules))
     content = tool_env(search_files, pattern="TODO").content
     assert matched_files(content) == {"plain.txt"}  # the link shows where it leads
     assert content.splitlines()[-1] == "[2 matches]"

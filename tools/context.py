@@ -26,10 +26,6 @@ class ToolContext:
     url_check: Any = None
     # a threading.Event set when the person interrupts the run (Ctrl-C): long tools stop
     cancel: Any = None
-    # globs of workspace-relative paths the person's deny and ask rules protect (matched by
-    # tools.paths.path_matches): tools that read files beyond their argument, as
-    # search_files does, skip them
-    protected_paths: tuple[str, ...] = ()
     # environment variables (names or globs) tool processes get beyond the minimal set, and
     # those they never get (tools.environment.tool_environment)
     env_passthrough: tuple[str, ...] = ()
@@ -37,3 +33,19 @@ class ToolContext:
     # replaces the session's secrets in tool output (a tools.redaction.Redactor); None: nothing
     # to hide. Typed Any, as LangGraph Server builds a JSON schema of the context.
     redactor: Any = None
+
+    def protection(self, tool: str, rel: str, typed: str | None = None) -> str | None:
+        """Why ``tool`` must not open the workspace-relative path ``rel`` (where a path led when
+        the tool walked it), or None. ``typed`` is the path the call named (normalised as
+        tools.paths.typed_relative does), whose own rules the review already applied.
+
+        File tools ask this after their walk, so a path that led elsewhere when it was reviewed
+        (a link changed since) is refused, and search_files and list_dir skip what it names.
+        A plain ToolContext protects nothing; the application's run context asks its approval
+        policy (agentcli.state.RunContext).
+        """
+        return None
+
+    def cancelled(self) -> bool:
+        """Whether the person interrupted the run: long loops stop when it is true."""
+        return self.cancel is not None and bool(self.cancel.is_set())

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from tools.base import ToolError
-from tools.paths import DIR_FLAGS, SNIFF_BYTES, Located
+from tools.paths import Located, open_dir
 
 _READ_FLAGS = (
     os.O_RDONLY
@@ -27,6 +27,8 @@ _READ_FLAGS = (
     | getattr(os, "O_CLOEXEC", 0)
 )
 CHUNK = 64 * 1024
+SNIFF_BYTES = 8192  # how much of a file is looked at to tell text from binary
+TEMP_NAME_BYTES = 100  # of the file's name kept in its temporary file's name (NAME_MAX is 255)
 
 
 def hard_link_error(shown: str, links: int) -> ToolError:
@@ -102,6 +104,13 @@ def existing(found: Located) -> os.stat_result | None:
         return None
 
 
+def _prefix(name: str, size: int) -> str:
+    """The longest start of ``name`` at most ``size`` bytes long in the file system's encoding."""
+    while len(os.fsencode(name)) > size:
+        name = name[: -max(1, (len(os.fsencode(name)) - size) // 4)]
+    return name
+
+
 def write_atomic(found: Located, data: bytes) -> bool:
     """Replace (or create) the located file with ``data``; True if a file was there before.
 
@@ -115,7 +124,7 @@ def write_atomic(found: Located, data: bytes) -> bool:
         raise ToolError(f"'{shown}' is a directory")
     if before is not None and stat.S_ISREG(before.st_mode) and before.st_nlink > 1:
         raise hard_link_error(shown, before.st_nlink)
-    temp = f".{found.name[:100]}.{secrets.token_hex(6)}.tmp"
+    temp = f".{_prefix(found.name, TEMP_NAME_BYTES)}.{secrets.token_hex(6)}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(temp, flags, 0o666, dir_fd=found.dir_fd)
@@ -151,7 +160,7 @@ def open_folder(found: Located) -> int:
     if not found.exists:
         raise ToolError(f"'{shown}' does not exist")
     try:
-        return os.open(found.name, DIR_FLAGS, dir_fd=found.dir_fd)
+        return open_dir(found.name, found.dir_fd)
     except OSError as exc:
         info = existing(found)
         if info is not None and not stat.S_ISDIR(info.st_mode):

@@ -2,6 +2,9 @@
 
 Every path goes through tools/paths.py `locate` (a walk beneath the workspace that follows no
 link blindly) and every read or write through tools/fileio.py (descriptors, never the path).
+Where the walk led is checked against the person's deny and ask rules again
+(`ToolContext.protection`) before anything is opened: the review resolved the path earlier, and
+a link may have changed since.
 """
 
 from __future__ import annotations
@@ -9,8 +12,10 @@ from __future__ import annotations
 import codecs
 import os
 import stat
+from collections.abc import Callable
 
 from tools.base import Runtime, ToolError, builtin_tool, context_of
+from tools.context import ToolContext
 from tools.fileio import (
     chunks,
     looks_binary,
@@ -20,12 +25,32 @@ from tools.fileio import (
     write_atomic,
 )
 from tools.output import cap_output
-from tools.paths import locate
+from tools.paths import Located, locate, typed_relative
 
 DEFAULT_READ_LINES = 2000
 MAX_LIST_ENTRIES = 500
 MAX_EDIT_BYTES = 20_000_000  # edit_file holds the file in memory: bigger ones are refused
 NOTICE_RESERVE = 200  # characters kept free for read_file's "read on" notice
+COUNT_BYTES = 16 * 1024 * 1024  # read past the lines shown to count the rest, at most
+
+
+def guard(context: ToolContext, tool: str, path: str) -> Callable[[Located], None]:
+    """The check ``locate`` runs on where ``path`` led: refused when the person's rules
+    protect it and the review did not apply them to this call (tools.context)."""
+
+    def check(found: Located) -> None:
+        typed = typed_relative(context.workspace, path)
+        if refusal := context.protection(tool, found.rel, typed):
+            raise ToolError(
+                f"'{path}' leads to '{found.rel}', which the approval rules protect "
+                f"({refusal}): {tool} does not open it"
+            )
+
+    return check
+
+
+def _interrupted(tool: str) -> ToolError:
+    return ToolError(f"{tool} stopped: the person interrupted the run")
 
 
 def _binary_error(shown: str, info: os.stat_result) -> ToolError:
@@ -85,15 +110,24 @@ class _Lines:
         self.line, self.line_len = [], 0
 
 
-def _read_window(fd: int, offset: int, limit: int, budget: int) -> tuple[list[str], int]:
-    """The numbered lines shown and the file's total number of lines."""
+def _read_window(
+    fd: int, offset: int, limit: int, budget: int, context: ToolContext
+) -> tuple[list[str], int | None]:
+    """The numbered lines shown and the file's total number of lines: None when counting them
+    would read more than COUNT_BYTES past the lines shown."""
     window = _Lines(offset, limit, budget)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     newlines = 0
+    counted = 0
     last = b""
     for data in chunks(fd):
+        if context.cancelled():
+            raise _interrupted("read_file")
         last = data[-1:]
         if not window.collecting:  # only counting lines now: no decoding
+            counted += len(data)
+            if counted > COUNT_BYTES:
+                return window.out, None
             newlines += data.count(b"\n")
             continue
         text = decoder.decode(data)
@@ -127,17 +161,23 @@ def read_file(
         raise ToolError("offset and limit must be at least 1")
     context = context_of(runtime)
     budget = context.max_output_chars - NOTICE_RESERVE
-    with locate(context.workspace, path) as found, open_regular(found) as (fd, info):
+    check = guard(context, "read_file", path)
+    with locate(context.workspace, path, check=check) as found, open_regular(found) as (fd, info):
         shown = found.rel
         if looks_binary(fd):
             raise _binary_error(shown, info)
-        out, total = _read_window(fd, offset, limit, budget)
+        out, total = _read_window(fd, offset, limit, budget, context)
     if total == 0:
         return f"'{shown}' is empty"
-    if offset > total:
+    if total is not None and offset > total:
         raise ToolError(f"offset {offset} is past the end of '{shown}' ({total} lines)")
     last = offset + len(out) - 1
-    if last < total:
+    if total is None:
+        out.append(
+            f"[lines {offset}-{last} shown of a file of {info.st_size} bytes, too long to count "
+            f"its lines; call read_file with offset={last + 1} to read on]"
+        )
+    elif last < total:
         out.append(
             f"[lines {offset}-{last} of {total} shown; "
             f"call read_file with offset={last + 1} to read on]"
@@ -161,7 +201,9 @@ def write_file(path: str, content: str, runtime: Runtime) -> str:
         content: The complete new text of the file.
     """
     data = content.encode("utf-8", errors="surrogateescape")
-    with locate(context_of(runtime).workspace, path, create_dirs=True) as found:
+    context = context_of(runtime)
+    check = guard(context, "write_file", path)
+    with locate(context.workspace, path, create_dirs=True, check=check) as found:
         existed = write_atomic(found, data)
         return _summary("overwrote" if existed else "created", found.rel, data)
 
@@ -180,7 +222,8 @@ def edit_file(path: str, old_text: str, new_text: str, runtime: Runtime) -> str:
     """
     if not old_text:
         raise ToolError("old_text is empty; give the exact text to replace")
-    with locate(context_of(runtime).workspace, path) as found:
+    context = context_of(runtime)
+    with locate(context.workspace, path, check=guard(context, "edit_file", path)) as found:
         shown = found.rel
         with open_regular(found) as (fd, info):
             if looks_binary(fd):
@@ -234,12 +277,20 @@ def list_dir(runtime: Runtime, path: str = ".") -> str:
     Args:
         path: Directory path, relative to the workspace root.
     """
-    with locate(context_of(runtime).workspace, path) as found:
+    context = context_of(runtime)
+    with locate(context.workspace, path, check=guard(context, "list_dir", path)) as found:
         shown = found.rel
         fd = open_folder(found)
+    typed = typed_relative(context.workspace, path)
+    hidden = 0
+    rows = []
     try:
         with os.scandir(fd) as entries:
-            rows = [_entry_row(entry, fd) for entry in entries]
+            for entry in entries:
+                if context.protection("list_dir", _child(shown, entry.name), typed):
+                    hidden += 1  # not even its name: a deny on secrets/** covers listing it
+                else:
+                    rows.append(_entry_row(entry, fd))
     except OSError as exc:
         raise ToolError(f"cannot list '{shown}': {exc.strerror or exc}") from exc
     finally:
@@ -248,4 +299,10 @@ def list_dir(runtime: Runtime, path: str = ".") -> str:
     lines = [f"{shown}: {len(rows)} entries"] + [row[2] for row in rows[:MAX_LIST_ENTRIES]]
     if len(rows) > MAX_LIST_ENTRIES:
         lines.append(f"[... {len(rows) - MAX_LIST_ENTRIES} more entries not shown]")
-    return cap_output("\n".join(lines), context_of(runtime).max_output_chars)
+    if hidden:
+        lines.append(f"[{hidden} more entries not shown: the approval rules protect them]")
+    return cap_output("\n".join(lines), context.max_output_chars)
+
+
+def _child(folder: str, name: str) -> str:
+    return name if folder == "." else f"{folder}/{name}"

@@ -9,6 +9,12 @@ swapped for a link while we walk is met as a link, and its target is checked lik
 What the walk hands back is the open folder and a final name that was not a link: callers
 read, write, stat and list through that descriptor, never through the path again.
 
+The approval policy and the tools walk with the same function, so they agree on where a path
+leads. The walk never creates anything: missing folders are made only after it, once the whole
+path is known to stay inside, and only by ``locate(create_dirs=True)``. A ``..`` after a name
+that does not exist is refused (the walk could not know where it leads, and making the folder
+first would let it lead through a link elsewhere than the policy saw).
+
 Absolute paths are accepted when they are spelled under the workspace (as given, or its real
 path); everything else absolute (``/proc/self/cwd``, ``/etc``) is outside.
 """
@@ -20,14 +26,13 @@ import fnmatch
 import os
 import posixpath
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from tools.base import ToolError
 
-SNIFF_BYTES = 8192
 MAX_HOPS = 40  # symbolic links followed in one path, as Linux's MAXSYMLINKS
 MAX_PATH_CHARS = 4096  # PATH_MAX: a longer workspace-relative path is refused
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -39,13 +44,20 @@ class Located:
 
     ``name`` is "." for the workspace root itself. ``rel`` is the resolved path relative to the
     workspace ("." for the root). When ``exists`` is false, ``name`` is the first missing
-    component (maybe a folder the path goes through) and ``rel`` the whole path as it would be.
+    component (maybe a folder the path goes through), ``rel`` the whole path as it would be and
+    ``missing`` the missing names from ``name`` on (plain names: no ``..``, no links).
     """
 
     dir_fd: int
     name: str
     rel: str
     exists: bool
+    missing: tuple[str, ...] = ()
+
+
+def open_dir(name: str, dir_fd: int) -> int:
+    """The folder ``name`` in the open folder ``dir_fd``, opened without following a link."""
+    return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
 
 
 def _outside(path: str, root: str) -> ToolError:
@@ -54,24 +66,35 @@ def _outside(path: str, root: str) -> ToolError:
     )
 
 
-def _roots(workspace: Path) -> list[str]:
-    """The spellings of the workspace an absolute path may start with."""
+def workspace_relative(path: str, workspace: Path) -> str | None:
+    """An absolute ``path`` spelled under the workspace (as given or its real path), made
+    relative to it, as text ("" for the root itself); None if it starts anywhere else."""
     given = os.path.abspath(workspace)
     real = os.path.realpath(workspace)
-    return [real] if given == real else [real, given]
+    for root in [real] if given == real else [real, given]:
+        if path == root or path.startswith(root.rstrip("/") + "/"):
+            return path[len(root) :].lstrip("/")
+    return None
 
 
 def _relative_parts(path: str, workspace: Path, shown: str) -> list[str]:
     """The components of ``path`` relative to the root, or ToolError if it starts outside."""
     if path.startswith("/"):
-        for root in _roots(workspace):
-            if path == root or path.startswith(root.rstrip("/") + "/"):
-                return path[len(root) :].split("/")
-        raise _outside(shown, os.path.realpath(workspace))
+        rest = workspace_relative(path, workspace)
+        if rest is None:
+            raise _outside(shown, os.path.realpath(workspace))
+        return rest.split("/")
     return path.split("/")
 
 
-def _check(path: str, workspace: Path) -> None:
+def typed_relative(workspace: Path, path: str) -> str:
+    """The path as typed, made relative and normalised without touching the disk: what a
+    deny or ask rule is also tested against, besides where the path really leads."""
+    rest = workspace_relative(path, workspace) if path.startswith("/") else None
+    return posixpath.normpath((path if rest is None else rest).lstrip("/") or ".")
+
+
+def _check(path: str) -> None:
     if "\x00" in path:
         raise ToolError(f"path {path!r} contains a NUL byte")
     if path.startswith("~"):
@@ -81,10 +104,10 @@ def _check(path: str, workspace: Path) -> None:
         )
     if len(path) > MAX_PATH_CHARS:
         raise ToolError(f"path '{path[:80]}...' is too long ({len(path)} characters)")
-
-
-def _open_dir(name: str, dir_fd: int) -> int:
-    return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError as exc:
+        raise ToolError(f"path {path!r} is not a valid file name (lone surrogates)") from exc
 
 
 def _kind(name: str, dir_fd: int) -> os.stat_result | None:
@@ -105,15 +128,12 @@ class _Walk:
         self.fd = os.dup(root_fd)
         self.hops = 0
 
-    def close(self) -> None:
-        os.close(self.fd)
-
     def _reopen(self) -> None:
         """Open the current folder again from the root (after ``..``), without links."""
         fd = os.dup(self.root_fd)
         try:
             for name in self.stack:
-                new = _open_dir(name, fd)
+                new = open_dir(name, fd)
                 os.close(fd)
                 fd = new
         except OSError as exc:
@@ -129,7 +149,7 @@ class _Walk:
         self._reopen()
 
     def enter(self, name: str) -> None:
-        new = _open_dir(name, self.fd)
+        new = open_dir(name, self.fd)
         os.close(self.fd)
         self.fd = new
         self.stack.append(name)
@@ -155,81 +175,118 @@ class _Walk:
         parts = [*self.stack, name] if name and name != "." else self.stack
         return "/".join(parts) or "."
 
-
-def _walk(root_fd: int, workspace: Path, path: str, *, create_dirs: bool = False) -> Located:
-    """Walk ``path`` beneath ``root_fd``; the caller owns (closes) the returned ``dir_fd``."""
-    root = os.path.realpath(workspace)
-    todo = _relative_parts(path or ".", workspace, path)
-    todo.reverse()  # a stack: the next component last
-    walk = _Walk(root_fd, path, root)
-    tail: list[str] = []  # the first name that did not exist, and the names after it
-    try:
+    def run(self, todo: list[str], workspace: Path) -> Located:
+        """Walk the components in ``todo`` (a stack: the next one last)."""
+        tail: list[str] = []  # the first name that did not exist, and the names after it
         while todo:
             name = todo.pop()
             if name in ("", "."):
                 continue
             if name == ".." and tail:
-                raise ToolError(f"'{walk.rel('/'.join(tail))}' does not exist")
+                raise ToolError(
+                    f"'{self.rel(tail[0])}' does not exist, so '..' after it leads nowhere "
+                    "known; write the path without it"
+                )
             if name == "..":
-                walk.up()
+                self.up()
                 continue
             if tail:
                 tail.append(name)
                 continue
             last = not any(part not in ("", ".") for part in todo)
-            info = _kind(name, walk.fd)
+            info = _kind(name, self.fd)
             if info is None:
-                if last or not create_dirs:
-                    tail.append(name)
-                    continue
-                os.mkdir(name, 0o777, dir_fd=walk.fd)
-                walk.enter(name)
+                tail.append(name)
             elif stat.S_ISLNK(info.st_mode):
-                todo.extend(reversed(walk.link(name, workspace)))
+                todo.extend(reversed(self.link(name, workspace)))
             elif last:
-                return Located(walk.fd, name, walk.rel(name), True)
+                return Located(self.fd, name, self.rel(name), True)
             else:
                 try:
-                    walk.enter(name)
+                    self.enter(name)
                 except OSError as exc:
                     if exc.errno == errno.ENOTDIR:
-                        raise ToolError(f"'{walk.rel(name)}' is not a directory") from exc
+                        raise ToolError(f"'{self.rel(name)}' is not a directory") from exc
                     if exc.errno == errno.ELOOP:  # became a link since the lstat: read it
-                        walk.hop()
+                        self.hop()
                         todo.append(name)
                         continue
                     raise
         if tail:  # ``name`` is the first missing one: nothing is ever opened by a longer path
-            return Located(walk.fd, tail[0], walk.rel("/".join(tail)), False)
-        return Located(walk.fd, ".", walk.rel(), True)
-    except ToolError:
-        walk.close()
-        raise
+            return Located(self.fd, tail[0], self.rel("/".join(tail)), False, tuple(tail))
+        return Located(self.fd, ".", self.rel(), True)
+
+
+def _walk(root_fd: int, workspace: Path, path: str) -> Located:
+    """Walk ``path`` beneath ``root_fd``; the caller owns (closes) the returned ``dir_fd``."""
+    todo = _relative_parts(path or ".", workspace, path)
+    todo.reverse()  # a stack: the next component last
+    walk = _Walk(root_fd, path, os.path.realpath(workspace))
+    try:
+        return walk.run(todo, workspace)
     except OSError as exc:
-        walk.close()
+        os.close(walk.fd)
         raise ToolError(f"path '{path}' cannot be opened: {exc.strerror or exc}") from exc
+    except BaseException:
+        os.close(walk.fd)
+        raise
+
+
+def _make_dirs(found: Located) -> Located:
+    """Make the missing folders of a walked path, each opened without following a link (one
+    made meanwhile by someone else is used if it is a folder); the located last name, in a
+    new descriptor (``found``'s stays open)."""
+    fd = os.dup(found.dir_fd)
+    try:
+        for name in found.missing[:-1]:
+            try:
+                os.mkdir(name, 0o777, dir_fd=fd)
+            except FileExistsError:
+                pass
+            new = open_dir(name, fd)
+            os.close(fd)
+            fd = new
+    except OSError as exc:
+        os.close(fd)
+        raise ToolError(f"cannot create the folders of '{found.rel}': {exc.strerror}") from exc
+    return Located(fd, found.missing[-1], found.rel, False, found.missing[-1:])
 
 
 @contextmanager
-def locate(workspace: Path, path: str, *, create_dirs: bool = False) -> Iterator[Located]:
+def locate(
+    workspace: Path,
+    path: str,
+    *,
+    create_dirs: bool = False,
+    check: Callable[[Located], None] | None = None,
+) -> Iterator[Located]:
     """Walk ``path`` beneath the workspace; the folder's descriptor lives as long as the block.
 
-    The final name may not exist (write_file creates files); with ``create_dirs`` missing
-    folders on the way are made. Raises ToolError for anything outside or unwalkable.
+    The final name may not exist (write_file creates files). ``check`` is called with what the
+    walk found (it raises to refuse); then, with ``create_dirs``, missing folders on the way
+    are made: only once the whole path is known to stay inside and was checked. Raises
+    ToolError for anything outside or unwalkable.
     """
-    _check(path, workspace)
+    _check(path)
     try:
         root_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise ToolError(f"the workspace {workspace} cannot be opened: {exc.strerror}") from exc
     try:
-        found = _walk(root_fd, workspace, path, create_dirs=create_dirs)
+        found = _walk(root_fd, workspace, path)
     finally:
         os.close(root_fd)
+    opened = [found.dir_fd]
     try:
+        if check is not None:
+            check(found)
+        if create_dirs and len(found.missing) > 1:
+            found = _make_dirs(found)
+            opened.append(found.dir_fd)
         yield found
     finally:
-        os.close(found.dir_fd)
+        for fd in opened:
+            os.close(fd)
 
 
 def resolve_relative(workspace: Path, path: str) -> str | None:
@@ -240,21 +297,6 @@ def resolve_relative(workspace: Path, path: str) -> str | None:
             return found.rel
     except ToolError:
         return None
-
-
-def resolve_in_workspace(workspace: Path, path: str) -> Path:
-    """The real path ``path`` leads to inside the workspace, or ToolError (for display and
-    tests: tools act through ``locate``, never through this path)."""
-    with locate(workspace, path) as found:
-        rel = found.rel
-    root = Path(os.path.realpath(workspace))
-    return root if rel == "." else root / rel
-
-
-def display_path(workspace: Path, resolved: Path) -> str:
-    """How a resolved path is shown back to the model: relative to the workspace."""
-    relative = resolved.relative_to(Path(workspace).resolve()).as_posix()
-    return relative or "."
 
 
 def path_matches(rel: str, pattern: str, *, protect: bool) -> bool:
@@ -281,13 +323,3 @@ def path_matches(rel: str, pattern: str, *, protect: bool) -> bool:
             candidates += [part.lower() for part in parts]
         globs = [g.lower() for g in globs]
     return any(fnmatch.fnmatchcase(c, g) for c in candidates for g in globs)
-
-
-def typed_relative(workspace: Path, path: str) -> str:
-    """The path as typed, made relative and normalised without touching the disk: what a
-    deny rule is also tested against, besides where the path really leads."""
-    for root in _roots(workspace):
-        if path == root or path.startswith(root.rstrip("/") + "/"):
-            path = path[len(root) :]
-            break
-    return posixpath.normpath(path.lstrip("/") or ".")

@@ -3,30 +3,36 @@
 The walk holds each folder open and goes down with O_NOFOLLOW relative to it (tools/paths.py),
 so a folder swapped for a link mid-search is not followed out of the workspace. Linked folders
 are never entered; a linked file is searched where its link leads if that is inside. Files with
-several hard links and files the person's rules protect (``ToolContext.protected_paths``) are
+several hard links and files the person's rules protect (``ToolContext.protection``) are
 skipped, so a search never reads what read_file could not.
+
+Patterns run on the ``regex`` module with a time budget for the whole search: a pattern that
+backtracks without end (``(a+)+$``) stops the search with an error, as Ctrl-C does.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import stat
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import regex
 from pathspec import GitIgnoreSpec
 
 from tools.base import Runtime, ToolError, builtin_tool, context_of
+from tools.context import ToolContext
 from tools.fileio import looks_binary, open_folder, open_regular, read_all
 from tools.output import cap_output
-from tools.paths import DIR_FLAGS, Located, locate, path_matches
+from tools.paths import Located, locate, open_dir, typed_relative
 
 MAX_RESULTS = 200
 MAX_LINE_CHARS = 300
 MAX_FILE_BYTES = 5_000_000
 MAX_DEPTH = 100  # folders deeper than this below the searched one are not entered
+REGEX_SECONDS = 10.0  # the pattern's matching time, over the whole search, at most
 _Chain = tuple[tuple[int, GitIgnoreSpec], ...]  # (depth of the folder, its .gitignore)
 
 
@@ -73,10 +79,11 @@ class _Search:
     workspace: Path
     root_rel: str  # the searched folder, relative to the workspace
     wanted: GitIgnoreSpec | None
-    protected: tuple[str, ...]
+    context: ToolContext
+    typed: str  # the searched path as the call named it
 
     def is_protected(self, rel: str) -> bool:
-        return any(path_matches(rel, pattern, protect=True) for pattern in self.protected)
+        return self.context.protection("search_files", rel, self.typed) is not None
 
     def ancestors(self) -> _Chain:
         """The .gitignore files of the folders above the searched one."""
@@ -120,7 +127,7 @@ class _Search:
             if self.is_protected("/".join(here)):
                 continue
             try:
-                child = os.open(name, DIR_FLAGS, dir_fd=fd)
+                child = open_dir(name, fd)
             except OSError:
                 continue  # gone, or swapped for a link since it was listed: not followed
             try:
@@ -150,6 +157,33 @@ class _Search:
         return lines[:-1] if lines and not lines[-1] else lines
 
 
+class _Matcher:
+    """The compiled pattern, searched line by line within REGEX_SECONDS in all."""
+
+    def __init__(self, pattern: str) -> None:
+        try:
+            self.regex = regex.compile(pattern)
+        except regex.error as exc:
+            raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from exc
+        self.pattern = pattern
+        self.left = REGEX_SECONDS
+
+    def search(self, line: str) -> bool:
+        start = time.monotonic()
+        try:
+            found = self.regex.search(line, timeout=max(self.left, 0.001)) is not None
+        except TimeoutError:
+            found = False
+        self.left -= time.monotonic() - start
+        if self.left <= 0:
+            raise ToolError(
+                f"search stopped: the regular expression {self.pattern!r} took more than "
+                f"{REGEX_SECONDS:.0f} s (nested repeats such as (a+)+ backtrack without end); "
+                "simplify it, or narrow the path or glob"
+            )
+        return found
+
+
 @builtin_tool
 def search_files(pattern: str, runtime: Runtime, path: str = ".", glob: str | None = None) -> str:
     """Search the text files under a path for a regular expression, like grep -rn.
@@ -163,11 +197,8 @@ def search_files(pattern: str, runtime: Runtime, path: str = ".", glob: str | No
         glob: Only search files matching this glob, e.g. '*.py'; a glob with a '/' matches the
             path relative to `path`, e.g. 'src/**/*.ts'.
     """
-    try:
-        regex = re.compile(pattern)
-    except re.error as exc:
-        raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from exc
     context = context_of(runtime)
+    matcher = _Matcher(pattern)
     results: list[str] = []
     total = 0
     with locate(context.workspace, path) as top:
@@ -176,7 +207,8 @@ def search_files(pattern: str, runtime: Runtime, path: str = ".", glob: str | No
             raise ToolError(f"'{where}' does not exist")
         info = os.stat(top.name, dir_fd=top.dir_fd, follow_symlinks=False)
         wanted = GitIgnoreSpec.from_lines([glob]) if glob else None
-        search = _Search(context.workspace, where, wanted, tuple(context.protected_paths))
+        typed = typed_relative(context.workspace, path)
+        search = _Search(context.workspace, where, wanted, context, typed)
         if not stat.S_ISDIR(info.st_mode):
             files: Iterator[Located] = iter(() if search.is_protected(where) else [top])
             folder = None
@@ -185,8 +217,10 @@ def search_files(pattern: str, runtime: Runtime, path: str = ".", glob: str | No
             files = search.files(folder, _parts(where), search.ancestors())
         try:
             for found in files:
+                if context.cancelled():
+                    raise ToolError("search_files stopped: the person interrupted the run")
                 for number, line in enumerate(search.lines(found), start=1):
-                    if regex.search(line):
+                    if matcher.search(line):
                         total += 1
                         if len(results) < MAX_RESULTS:
                             text = line.rstrip()[:MAX_LINE_CHARS]

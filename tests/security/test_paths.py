@@ -26,7 +26,7 @@ from tests.e2e.conftest import Agent
 from tests.scripted_server import text, tool_calls
 from tools.base import ToolError
 from tools.context import ToolContext
-from tools.files import read_file, write_file
+from tools.files import edit_file, list_dir, read_file, write_file
 from tools.search import search_files
 
 SECRET = "hunter2-dotenv"
@@ -390,14 +390,434 @@ def test_no_path_reads_outside(
         assert OUTSIDE not in result
 
 
-def test_protected_paths_come_from_deny_and_ask_rules_on_files() -> None:
+# -- follow-up review: what a rule tests, and the tools checking again when they open ------------
+
+
+def _policy(*rules: tuple[str, str, str], **flags: Any) -> Any:
     from agentcli.policy import Policy
 
-    rules = [
-        {"tool": "read_file", "match": ".env", "decision": "deny"},
-        {"tool": "*_file", "match": "secrets", "decision": "ask"},
-        {"tool": "write_file", "match": "docs/*", "decision": "allow"},
-        {"tool": "shell", "match": "rm *", "decision": "deny"},
-    ]
-    assert Policy.build(rules=rules).protected_paths() == (".env", "secrets")
-    assert Policy.build(rules=rules, auto_approve=True).protected_paths() == (".env",)
+    return Policy.build(
+        rules=[{"tool": t, "match": m, "decision": d} for t, m, d in rules], **flags
+    )
+
+
+def _context(ws: Path, *rules: tuple[str, str, str], **flags: Any) -> Any:
+    from agentcli.state import RunContext
+
+    return SimpleNamespace(context=RunContext(workspace=ws, policy=_policy(*rules, **flags)))
+
+
+# Extra keys on a built-in tool's call: each once tried to make the rules test something else
+PAYLOADS_EXTRA_KEYS: list[tuple[str, dict[str, Any]]] = [
+    ("write_file", {"path": ".git/config", "content": "x", "url": "http://notes.md"}),
+    ("read_file", {"path": "dotlink", "url": "http://x.com"}),
+    ("edit_file", {"path": ".env", "old_text": "a", "new_text": "b", "url": "http://a.md"}),
+    ("list_dir", {"path": ".", "url": "http://a.md"}),
+    ("search_files", {"pattern": "x", "url": "http://a.md"}),
+    ("shell", {"command": "rm -rf x", "path": "docs/a.md"}),
+    ("fetch_url", {"url": "http://evil.com/", "path": "docs/a.md"}),
+    ("calculator", {"expression": "1+1", "command": "ls"}),
+    ("read_file", {"path": "a", "runtime": {}}),
+]
+
+
+@pytest.mark.parametrize(("tool", "args"), PAYLOADS_EXTRA_KEYS)
+def test_built_in_tools_refuse_arguments_they_do_not_take(tool: str, args: dict) -> None:
+    from agentcli.review import validate_args
+    from tools.registry import BUILTIN_TOOLS
+
+    problem = validate_args(BUILTIN_TOOLS[tool], dict(args))
+    assert problem is not None and "unknown" in problem
+    known = set(BUILTIN_TOOLS[tool].tool_call_schema.model_fields)
+    assert validate_args(BUILTIN_TOOLS[tool], {k: v for k, v in args.items() if k in known}) is None
+
+
+def test_a_url_key_does_not_turn_a_path_rule_into_a_host_rule(tmp_path: Path) -> None:
+    ws = tmp_path
+    (ws / ".git").mkdir()
+    (ws / ".env").write_text("SECRET=1\n")
+    (ws / "dotlink").symlink_to(".env")
+    allow = _policy(("write_file", "*.md", "allow"))
+    args = {"path": ".git/config", "content": "x", "url": "http://notes.md"}
+    assert allow.decide("write_file", args, workspace=ws).decision == "ask"
+    assert allow.decide("write_file", {"path": "a.md"}, workspace=ws).decision == "allow"
+    deny = _policy(("read_file", ".env", "deny"))
+    args = {"path": "dotlink", "url": "http://x.com"}
+    assert deny.decide("read_file", args, workspace=ws).decision == "deny"
+    # and a path key does not turn a host rule into a path rule
+    hosts = _policy(("fetch_url", "evil.com", "deny"))
+    args = {"url": "https://evil.com/", "path": "x"}
+    assert hosts.decide("fetch_url", args).decision == "deny"
+
+
+def test_rules_on_other_tools_see_every_subject_and_extra_ones_never_help() -> None:
+    deny = _policy(("peek", "evil.com", "deny"), ("peek", "secret/*", "deny"))
+    for args in (
+        {"url": "https://EVIL.com./x", "path": "docs/a"},
+        {"path": "docs/../secret/key", "url": "https://good.com/"},
+        {"url": "https://evil.com/"},
+    ):
+        assert deny.decide("peek", args).decision == "deny"
+    allow = _policy(("peek", "docs/*", "allow"), ("peek", "good.com", "allow"))
+    assert allow.decide("peek", {"path": "docs/a"}).decision == "allow"
+    assert allow.decide("peek", {"url": "https://good.com/"}).decision == "allow"
+    # an allow rule must hold for every subject the call carries
+    assert allow.decide("peek", {"path": "docs/a", "url": "http://evil.com/"}).decision == "ask"
+    assert allow.decide("peek", {"path": "docs/a", "url": "not a url"}).decision == "ask"
+
+
+def test_e2e_an_extra_argument_goes_back_to_the_model(agent: Agent) -> None:
+    ws = agent.workspace
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("[core]\n")
+    write_config(
+        agent, '[[approval.rules]]\ntool = "write_file"\nmatch = "*.md"\ndecision = "allow"\n'
+    )
+    call = ("write_file", {"path": ".git/config", "content": "pwned", "url": "http://notes.md"})
+    agent.server.push(tool_calls(call), text("done"))
+    result = agent.run("run", "go", "-o", "json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (ws / ".git" / "config").read_text() == "[core]\n"
+    assert "unknown 'url'" in next(iter(tool_messages(agent).values()))
+
+
+# `..` after a name that does not exist: the policy could not walk it, the tool must not either
+PAYLOADS_DOTDOT = [
+    "x/../refs/../config",
+    "x/../refs/../../.git/config",
+    "x/y/../../refs/../config",
+    "x/../x/../refs/../config",
+    "{ws}/x/../refs/../config",
+    "refs/../x/../refs/../config",
+    "a/b/c/../../../../escape.txt",
+    "a/b/c/../../../.git/config",
+    "docs/new/../../refs/../config",
+]
+
+
+@pytest.mark.parametrize("path", PAYLOADS_DOTDOT)
+def test_dotdot_after_a_missing_name_neither_passes_the_rules_nor_writes(
+    tmp_path: Path, path: str
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".git" / "refs").mkdir(parents=True)
+    (ws / "docs").mkdir()
+    (ws / ".git" / "config").write_text("[core]\n")
+    (ws / "refs").symlink_to(".git/refs")
+    path = path.format(ws=ws)
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    policy = _policy(("write_file", ".git", "ask"), ("write_file", "*", "allow"))
+    verdict = policy.decide("write_file", {"path": path, "content": "x"}, workspace=ws)
+    assert verdict.decision == "ask" or verdict.by == "default"  # never allowed
+    with pytest.raises(ToolError):
+        write_file.func(path=path, content="pwned", runtime=_runtime(ws))  # type: ignore[attr-defined]
+    assert (ws / ".git" / "config").read_text() == "[core]\n"
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before  # no folder left behind
+
+
+_PARTS = st.sampled_from(["x", "..", "refs", "up", "config", ".git", "d", "."])
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(_PARTS, min_size=1, max_size=7))
+def test_the_tool_writes_exactly_where_the_policy_saw_the_path_lead(
+    tmp_path_factory: pytest.TempPathFactory, parts: list[str]
+) -> None:
+    from tools.paths import resolve_relative
+
+    ws = tmp_path_factory.mktemp("agree") / "ws"
+    (ws / ".git" / "refs").mkdir(parents=True)
+    (ws / "d").mkdir()
+    (ws / "refs").symlink_to(".git/refs")
+    (ws / "d" / "up").symlink_to("..")
+    path = "/".join(parts)
+    seen = resolve_relative(ws, path)
+    before = {p.relative_to(ws).as_posix() for p in ws.rglob("*")}
+    try:
+        write_file.func(path=path, content="written\n", runtime=_runtime(ws))  # type: ignore[attr-defined]
+    except ToolError:
+        assert {p.relative_to(ws).as_posix() for p in ws.rglob("*")} == before
+        return
+    assert seen is not None
+    assert (ws / seen).read_text() == "written\n"
+    written = {
+        p.relative_to(ws).as_posix()
+        for p in ws.rglob("*")
+        if p.is_file() and not p.is_symlink() and p.read_text() == "written\n"
+    }
+    assert written == {seen}
+
+
+def test_search_and_list_dir_on_the_server_skip_what_the_rules_protect(tmp_path: Path) -> None:
+    from agentcli.config import Settings
+    from agentcli.server import context_schema
+
+    ws = tmp_path
+    (ws / ".env").write_text(f"SECRET={SECRET}\n")
+    (ws / "plain.txt").write_text("SECRET=none\n")
+    settings = Settings(rules=[{"tool": "read_file", "match": ".env", "decision": "deny"}])
+    context = context_schema(settings, tmp_path)()
+    found = search_files.func(pattern="SECRET", runtime=SimpleNamespace(context=context))  # type: ignore[attr-defined]
+    assert SECRET not in found and "plain.txt:1" in found
+    listed = list_dir.func(runtime=SimpleNamespace(context=context))  # type: ignore[attr-defined]
+    assert ".env" not in listed and "plain.txt" in listed
+
+
+def test_an_absolute_deny_rule_protects_in_search_as_in_decide(tmp_path: Path) -> None:
+    ws = tmp_path
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "key").write_text(f"SECRET={SECRET}\n")
+    (ws / "plain.txt").write_text("SECRET=none\n")
+    rule = ("read_file", f"{ws}/secrets/*", "deny")
+    policy = _policy(rule)
+    assert policy.decide("read_file", {"path": "secrets/key"}, workspace=ws).decision == "deny"
+    found = search_files.func(pattern="SECRET", runtime=_context(ws, rule))  # type: ignore[attr-defined]
+    assert SECRET not in found and "plain.txt:1" in found
+    # a glob outside the workspace matches nothing inside it (and no path leads outside)
+    other = _policy(("read_file", "/elsewhere/plain.txt", "deny"))
+    assert other.decide("read_file", {"path": "plain.txt"}, workspace=ws).decision == "ask"
+
+
+def test_the_review_shows_the_file_that_will_be_written(tmp_path: Path) -> None:
+    from agentcli.preview import preview
+
+    ws = tmp_path
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("[core]\n")
+    (ws / "NOTES.md").symlink_to(".git/config")
+    shown = preview("write_file", {"path": "NOTES.md", "content": "hooks\n"}, ws)
+    assert shown.kind == "diff"
+    assert shown.text.startswith("# NOTES.md -> .git/config (through a link)")
+    assert "--- a/.git/config\n+++ b/.git/config\n" in shown.text
+    assert "a/NOTES.md" not in shown.text
+    (ws / "docs").mkdir()
+    plain = preview("write_file", {"path": "./docs/../README.md", "content": "x\n"}, ws)
+    assert plain.text.startswith("--- /dev/null\n+++ b/README.md\n")  # no link: no mark
+
+
+# files a call may reach once a link changed after its review (notes.md -> .env)
+PAYLOADS_SWAPPED: list[tuple[Any, dict[str, Any]]] = [
+    (read_file, {"path": "notes.md"}),
+    (write_file, {"path": "notes.md", "content": "pwned"}),
+    (edit_file, {"path": "notes.md", "old_text": "SECRET", "new_text": "pwned"}),
+    (list_dir, {"path": "folder"}),
+    (search_files, {"pattern": "SECRET", "path": "notes.md"}),
+    (read_file, {"path": "folder/plain.txt"}),  # folder -> ., plain.txt -> .env
+]
+
+
+@pytest.mark.parametrize(("tool", "args"), PAYLOADS_SWAPPED)
+@pytest.mark.parametrize("decision", ["deny", "ask"])
+def test_a_link_changed_after_the_review_is_checked_again(
+    tmp_path: Path, tool: Any, args: dict[str, Any], decision: str
+) -> None:
+    ws = tmp_path
+    (ws / ".env").write_text(f"SECRET={SECRET}\n")
+    (ws / "notes.md").write_text("SECRET=none, just notes\n")
+    (ws / "folder").mkdir()
+    (ws / "folder" / "plain.txt").write_text("SECRET=none\n")
+    runtime = _context(ws, ("read_file", ".env", decision))
+    verdict = runtime.context.policy.decide(tool.name, args, workspace=ws)
+    assert verdict.decision == "ask" and verdict.by == "default"  # reviewed: nothing protected
+    (ws / "notes.md").unlink()
+    (ws / "notes.md").symlink_to(".env")  # an allowed shell call, in the same turn
+    shutil.rmtree(ws / "folder")
+    (ws / "folder").symlink_to(".")
+    (ws / "plain.txt").symlink_to(".env")
+    try:
+        result = tool.func(runtime=runtime, **args)
+    except ToolError as exc:
+        assert "protect" in str(exc)
+        result = str(exc)
+    assert SECRET not in result
+    if tool is list_dir:  # not even the protected entry (links to it show where they lead)
+        assert not [line for line in result.splitlines() if line.endswith("  .env")]
+    assert (ws / ".env").read_text() == f"SECRET={SECRET}\n"
+
+
+def test_a_protected_file_named_and_approved_is_opened(tmp_path: Path) -> None:
+    ws = tmp_path
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "key").write_text("KEY=1\n")
+    (ws / "alias").symlink_to("secrets/key")
+    rule = ("*_file", "secrets/*", "ask")
+    # a person approved this call under the ask rule: it runs
+    assert "KEY=1" in read_file.func(path="secrets/key", runtime=_context(ws, rule))  # type: ignore[attr-defined]
+    # a path that reached it through a link was reviewed as something else: refused
+    with pytest.raises(ToolError, match="protect"):
+        read_file.func(path="alias", runtime=_context(ws, rule))  # type: ignore[attr-defined]
+    # --auto-approve and --approve read_file override ask rules: nothing to check again
+    assert "KEY=1" in read_file.func(path="alias", runtime=_context(ws, rule, auto_approve=True))  # type: ignore[attr-defined]
+    by_flag = _context(ws, rule, flag_allow=["read_file"])
+    assert "KEY=1" in read_file.func(path="alias", runtime=by_flag)  # type: ignore[attr-defined]
+    # a deny rule is never passed, however the path is named
+    with pytest.raises(ToolError, match="denied by rule 1"):
+        read_file.func(path="alias", runtime=_context(ws, ("*_file", "secrets", "deny")))  # type: ignore[attr-defined]
+
+
+PAYLOADS_UNENCODABLE = ["a\ud800b", "\udfff", "docs/\ud83d", "\ud800/../.env", ".env\udbff"]
+
+
+@pytest.mark.parametrize("path", PAYLOADS_UNENCODABLE)
+def test_unencodable_paths_are_refused_cleanly_without_leaking_descriptors(
+    tmp_path: Path, path: str
+) -> None:
+    from tools.paths import resolve_relative
+
+    (tmp_path / ".env").write_text(f"SECRET={SECRET}\n")
+    policy = _policy(("read_file", ".env", "deny"), ("*_file", "*", "allow"))
+    fds = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        verdict = policy.decide("read_file", {"path": path}, workspace=tmp_path)
+        assert verdict.decision != "allow"
+        assert resolve_relative(tmp_path, path) is None
+        for tool, args in ((read_file, {}), (write_file, {"content": "x"}), (list_dir, {})):
+            with pytest.raises(ToolError):
+                tool.func(path=path, runtime=_runtime(tmp_path), **args)  # type: ignore[attr-defined]
+    assert len(os.listdir("/proc/self/fd")) == fds
+
+
+def test_no_walk_leaks_a_descriptor(tmp_path: Path) -> None:
+    from tools.paths import resolve_relative
+
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "f").write_text("x")
+    fds = len(os.listdir("/proc/self/fd"))
+    for path in ["loop", "f/x", "../x", "missing/../x", "a" * 5000, "f", "new/dir/f"]:
+        for _ in range(20):
+            resolve_relative(tmp_path, path)
+    assert len(os.listdir("/proc/self/fd")) == fds
+
+
+def test_read_file_bounds_its_work_on_a_huge_file(tmp_path: Path) -> None:
+    big = tmp_path / "big.log"
+    with big.open("wb") as f:
+        f.write(b"first line\n" * 1000)
+        f.truncate(64 * 1024**3)  # sparse: 64 GB of holes after 11 KB of text
+    start = time.monotonic()
+    result = read_file.func(path="big.log", limit=1, runtime=_runtime(tmp_path))  # type: ignore[attr-defined]
+    assert time.monotonic() - start < 5
+    assert "first line" in result and "too long to count its lines" in result
+    assert "offset=2" in result
+    small = tmp_path / "small.txt"
+    small.write_text("a\nb\nc\n")
+    assert "[lines 1-1 of 3 shown" in read_file.func(
+        path="small.txt", limit=1, runtime=_runtime(tmp_path)
+    )  # type: ignore[attr-defined]
+
+
+def test_read_file_and_search_stop_when_the_person_interrupts(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello\n" * 100_000)
+    runtime = _runtime(tmp_path)
+    runtime.context.cancel = threading.Event()
+    assert "hello" in read_file.func(path="a.txt", runtime=runtime)  # type: ignore[attr-defined]
+    runtime.context.cancel.set()
+    for tool, args in ((read_file, {"path": "a.txt"}), (search_files, {"pattern": "hello"})):
+        with pytest.raises(ToolError, match="interrupted"):
+            tool.func(runtime=runtime, **args)  # type: ignore[attr-defined]
+
+
+PAYLOADS_SLOW_REGEX = ["(a|aa)+$", "(aa|a)+$", "(a|aa)+c"]
+
+
+@pytest.mark.parametrize("pattern", PAYLOADS_SLOW_REGEX)
+def test_a_backtracking_pattern_stops_within_the_time_budget(
+    tmp_path: Path, pattern: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tools.search
+
+    monkeypatch.setattr(tools.search, "REGEX_SECONDS", 1.0)
+    (tmp_path / "a.txt").write_text(("a" * 40 + "b\n") * 20)
+    (tmp_path / "ok.txt").write_text("aaab\n")
+    outcome: list[str] = []
+
+    def run() -> None:
+        try:
+            outcome.append(search_files.func(pattern=pattern, runtime=_runtime(tmp_path)))  # type: ignore[attr-defined]
+        except ToolError as exc:
+            outcome.append(str(exc))
+
+    thread = threading.Thread(target=run, daemon=True)
+    start = time.monotonic()
+    thread.start()
+    thread.join(20)
+    assert not thread.is_alive(), "the search did not stop"
+    assert time.monotonic() - start < 10
+    assert "took more than 1 s" in outcome[0]
+    assert "ok.txt:1" in search_files.func(pattern="a+b$", runtime=_runtime(tmp_path))  # type: ignore[attr-defined]
+
+
+PAYLOADS_BAD_RULES = [
+    ("fetch_url", "https://evil.com/*"),
+    ("fetch_url", "evil.com/*"),
+    ("fetch_url", "evil.com:443"),
+    ("fetch_url", "*.evil.com:*"),
+    ("fetch_url", "user@evil.com"),
+    ("fetch_url", "[::1]:8080"),
+    ("fetch_*", "http://evil.com"),
+    ("read_file", "../secrets/*"),
+    ("*_file", "docs/../.env"),
+    ("list_dir", ".."),
+]
+GOOD_RULES = [
+    ("fetch_url", "evil.com"),
+    ("fetch_url", "*.evil.com"),
+    ("fetch_url", "::1"),
+    ("fetch_url", "127.0.0.1"),
+    ("read_file", "secrets/*"),
+    ("read_file", "/abs/secrets/*"),
+    ("*", "docs/*"),
+    ("shell", "cd .. && rm *"),
+]
+
+
+@pytest.mark.parametrize(("tool", "match"), PAYLOADS_BAD_RULES)
+def test_a_rule_that_can_never_match_is_a_config_error(
+    tmp_path: Path, tool: str, match: str
+) -> None:
+    from agentcli.config import load_settings
+    from agentcli.errors import ConfigError
+
+    config = tmp_path / "config.toml"
+    rule = f'[[approval.rules]]\ntool = "{tool}"\nmatch = {json.dumps(match)}\ndecision = "deny"\n'
+    config.write_text(rule)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(config)
+    message = str(caught.value)
+    assert "\n" not in message and "approval rule 1" in message and repr(match) in message
+    assert ("write the host" if tool.startswith("fetch") else 'without ".."') in message
+
+
+@pytest.mark.parametrize(("tool", "match"), GOOD_RULES)
+def test_rules_that_can_match_load(tmp_path: Path, tool: str, match: str) -> None:
+    from agentcli.config import load_settings
+
+    config = tmp_path / "config.toml"
+    rule = f'[[approval.rules]]\ntool = "{tool}"\nmatch = {json.dumps(match)}\ndecision = "deny"\n'
+    config.write_text(rule)
+    assert load_settings(config).rules == [{"tool": tool, "match": match, "decision": "deny"}]
+
+
+def test_list_dir_does_not_show_what_a_deny_on_a_folders_contents_protects(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "id_rsa").write_text("KEY\n")
+    (ws / "docs").mkdir()
+    (ws / "docs" / "guide.md").write_text("guide\n")
+    (ws / ".env").write_text("x\n")
+    runtime = _context(ws, ("read_file", "secrets/**", "deny"), ("read_file", ".env", "deny"))
+    listed = list_dir.func(path="secrets", runtime=runtime)  # type: ignore[attr-defined]
+    assert "id_rsa" not in listed and "1 more entries not shown" in listed
+    root = list_dir.func(runtime=runtime)  # type: ignore[attr-defined]
+    assert ".env" not in root and "secrets/" in root and "docs/" in root
+    assert "guide.md" in list_dir.func(path="docs", runtime=runtime)  # type: ignore[attr-defined]
+
+
+def test_temporary_names_fit_the_name_limit_in_bytes(tmp_path: Path) -> None:
+    for name in ("\u20ac" * 85, "\U0001f600" * 63, "e" * 255):  # 255, 252 and 255 bytes
+        result = write_file.func(path=name, content="x\n", runtime=_runtime(tmp_path))  # type: ignore[attr-defined]
+        assert result.startswith("created")
+        assert (tmp_path / name).read_text() == "x\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
