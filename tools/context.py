@@ -36,3 +36,7 @@ class ToolContext:
     # replaces the session's secrets in tool output (a tools.redaction.Redactor); None: nothing
     # to hide. Typed Any, as LangGraph Server builds a JSON schema of the context.
     redactor: Any = None
+    # told (pid, start time) of the process that supervises a command before the command
+    # starts (tools.supervised); the application records it per call, to end that run if
+    # it is still alive when the call is offered again. Typed Any, as for url_check.
+    on_process: Any = None
