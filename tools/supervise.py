@@ -4,27 +4,28 @@ command, so that no process a command starts outlives it.
     python -S -I supervise.py CONTROL_FD APPLICATION_PID
 
 Run by tools.supervised (standard library only, no imports from this package). It makes
-itself a child subreaper (prctl PR_SET_CHILD_SUBREAPER) and waits on CONTROL_FD, a
-SOCK_SEQPACKET socket whose other end only the application holds. Each message on it
-carries two file descriptors (SCM_RIGHTS): a socket for one call and the write end of the
-pipe the command's output goes to. For each, it forks a call supervisor (`run_call`), which
-costs a fork, not a Python start. The call supervisor, a subreaper too:
+itself a child subreaper (prctl PR_SET_CHILD_SUBREAPER) and keeps one spare call supervisor
+forked ahead of time (a Python fork takes milliseconds: off the command's path). The spare
+takes the next message on CONTROL_FD, a SOCK_SEQPACKET socket whose other end only the
+application holds: it carries two file descriptors (SCM_RIGHTS), a socket for one call and
+the write end of the pipe the command's output goes to. The call supervisor, a subreaper
+too:
 
 - sends ``P <pid> <start time>`` (field 22 of /proc/<pid>/stat) and waits for the request
   (one JSON line: argv, cwd, env, grace), so that the application can record which process
   it is before anything runs; replies ``R`` once the command runs (``E <why>`` if not);
-- runs the command in a process group of its own (so that `kill 0` spares the supervisor),
-  stdin /dev/null, stdout and stderr the pipe, PR_SET_PDEATHSIG SIGKILL;
+- runs the command with posix_spawn in a process group of its own (so that `kill 0` spares
+  the supervisor), stdin /dev/null, stdout and stderr the pipe;
 - waits for the first of: the command ends (what it left behind is sent SIGTERM, then
   SIGKILL after the grace period); ``T`` on the socket, or SIGTERM/SIGINT/SIGHUP (stop:
   the same for the whole tree); EOF on the socket (the application is gone or gave up:
   SIGKILL for the whole tree at once);
 - sends ``X <return code> <1 if it had leftovers, else 0>`` and exits.
 
-This process ends, SIGKILLing everything below it, when CONTROL_FD reaches EOF (the
+This process ends, SIGKILLing everything below it, when CONTROL_FD hangs up (the
 application is gone, however it died) or a stop signal arrives (PR_SET_PDEATHSIG sends
 SIGTERM when the application dies). Processes re-parented to it that are no call
-supervisor (a command killed its own supervisor) are killed at once.
+supervisor (a command killed its own) are killed as soon as that supervisor is reaped.
 """
 
 import _signal as signal  # the C module: the `signal` wrapper imports enum (slow)
@@ -154,7 +155,10 @@ def take_call(control: socket.socket, taken: int) -> None:
     me = f"{os.getpid()} {start_time(os.getpid())}"
     room = socket.CMSG_SPACE(2 * array.array("i").itemsize)
     data, ancillary, _, _ = control.recvmsg(1, room, socket.MSG_CMSG_CLOEXEC)
-    os.write(taken, f"{os.getpid()}\n".encode())
+    try:
+        os.write(taken, f"{os.getpid()}\n".encode())
+    except OSError:  # the supervisor was killed: still run the call, under this subreaper
+        pass
     control.close()
     os.close(taken)
     fds = array.array("i")

@@ -245,3 +245,30 @@ def test_a_first_run_on_another_host_cannot_run_again(agent: Agent) -> None:
         assert (agent.workspace / "ran.log").read_text() == "x\n"
     finally:
         _clean_up(marker, supervisors)
+
+
+def test_a_command_that_kills_its_call_supervisor_leaves_nothing(agent: Agent) -> None:
+    """`kill -9 $PPID` kills the call supervisor: what the command started is re-parented
+    to the process's supervisor, which kills it at once, while agentcli still runs (the
+    next call looks for it); agentcli reports the call as killed."""
+    head, tail = "agentcli-test-", uuid.uuid4().hex
+    marker = head + tail
+    target = agent.workspace / "escaped.txt"
+    command = (
+        f"setsid -f sh -c 'sleep 3; echo x >> {target}; : {marker}'; "
+        f"sh -c 'sleep 3; echo y >> {target}; : {marker}' & echo hi; kill -9 $PPID; sleep 3"
+    )
+    # a regular expression that matches the marker, not itself: no process of the check
+    # counts as an escaped one
+    look = f"sleep 0.5; grep -las '{head}[x]*{tail}' /proc/[0-9]*/cmdline | wc -l"
+    agent.server.push(
+        tool_calls(("shell", {"command": command})),
+        tool_calls(("shell", {"command": look})),
+        text("done"),
+    )
+    assert agent.run("run", "go", "-y").returncode == 0
+    result = agent.server.requests[1]["messages"][-1]["content"]
+    assert result.startswith("exit code -9") and "hi" in result
+    assert agent.server.requests[2]["messages"][-1]["content"] == "exit code 0\n0\n"
+    time.sleep(3.5)
+    assert not target.exists() and _marked(marker) == []
