@@ -48,6 +48,13 @@ MIGRATIONS: list[tuple[str, str]] = [
             PRIMARY KEY (thread_id, call_id)
         );""",
     ),
+    (
+        "005_call_process",  # journal.py: the process that supervises a shell call's run
+        """ALTER TABLE agentcli_calls ADD COLUMN host TEXT;
+        ALTER TABLE agentcli_calls ADD COLUMN boot TEXT;
+        ALTER TABLE agentcli_calls ADD COLUMN pid INTEGER;
+        ALTER TABLE agentcli_calls ADD COLUMN pid_started TEXT;""",
+    ),
 ]
 
 # a fork's chain: the fork point and its ancestors, by parent links (not by id order)

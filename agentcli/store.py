@@ -270,9 +270,11 @@ class Store(ThreadLocks, JournalTables):
             " WHERE thread_id = ? AND turn <= ?",
             (target, source.thread_id, turns),
         )
-        self._execute(  # a cut-off call in the copy is asked about again there too
-            "INSERT INTO agentcli_calls SELECT CAST(? AS TEXT), call_id, state, at"
-            " FROM agentcli_calls WHERE thread_id = ?",
+        self._execute(  # a cut-off call in the copy is asked about again there too (and
+            # its first run, if still alive, ended first: the process it ran under is copied)
+            "INSERT INTO agentcli_calls (thread_id, call_id, state, at, host, boot, pid,"
+            " pid_started) SELECT CAST(? AS TEXT), call_id, state, at, host, boot, pid,"
+            " pid_started FROM agentcli_calls WHERE thread_id = ?",
             (target, source.thread_id),
         )
         self.update(target, turns=turns, status=source.status if upto is None else "idle")

@@ -4,22 +4,25 @@ A task runs only with the seal of the review or approve node that sent it (appro
 A task LangGraph runs again because its result was never saved (the process died while
 the tool ran, or just after) finds its call in the journal, and the person is asked
 again (rerun.py), the call marked as possibly partly run, instead of it running twice in
-silence.
+silence; a command's first run that may still be alive is ended first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph._internal._constants import CONFIG_KEY_RUNTIME
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
 from agentcli.approval import NOT_APPROVED, call_sealed, key_of, step_of, thread_of
-from agentcli.rerun import ask_again, journal_key
+from agentcli.journal import RunProcess
+from agentcli.rerun import ask_again, journal_key, settle
 from agentcli.review import audit_record
 from agentcli.state import RunContext
 
@@ -48,17 +51,34 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         decided: dict[str, Any] = {}
         if journal is not None:
             if earlier := journal.call_state(thread_id, key):
-                again, decided = ask_again(call, earlier, by_name, ctx)
+                # never offered again while its first run may still be alive
+                earlier, where = settle(journal, thread_id, key, earlier)
+                again, decided = ask_again(call, earlier, by_name, ctx, where)
                 if again is None:
                     return decided
                 task = {**task, "tool_call": again}
             journal.call_started(thread_id, key)
+            config = _recording(config, runtime, journal, thread_id, key)
         result = _redacted(tool_node.invoke(task, config), ctx.redactor)
         if journal is not None:
             journal.call_finished(thread_id, key)
         return {**result, **decided} if decided and isinstance(result, dict) else result
 
     return tools_node
+
+
+def _recording(
+    config: RunnableConfig, runtime: Runtime[RunContext], journal: Any, thread_id: str, key: str
+) -> RunnableConfig:
+    """The config with a runtime whose context records, for this call, the process that
+    supervises a command it runs (ToolContext.on_process), before the command starts."""
+
+    def on_process(pid: int, started: str) -> None:
+        journal.call_process(thread_id, key, RunProcess.here(pid, started))
+
+    context = replace(runtime.context, on_process=on_process)
+    configurable = {**config["configurable"], CONFIG_KEY_RUNTIME: runtime.override(context=context)}
+    return {**config, "configurable": configurable}
 
 
 def _redacted(result: Any, redactor: Any) -> Any:

@@ -134,3 +134,36 @@ def test_a_process_that_left_the_session_is_stopped_with_the_command(tool_env: T
     while alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(child)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_the_supervising_process_is_told_before_the_command_starts(tool_env: ToolEnv) -> None:
+    from tools.supervised import start_time
+
+    told: list[tuple[int, str, bool]] = []
+    ran = tool_env.workspace / "ran.txt"
+
+    def on_process(pid: int, started: str) -> None:
+        told.append((pid, started, ran.exists()))
+        assert start_time(pid) == started  # alive, and that very process
+
+    tool_env.context.on_process = on_process
+    message = tool_env(shell, command=f"echo $PPID > {ran}")
+    assert message.content == "exit code 0\n(no output)"
+    ((pid, _, existed),) = told
+    assert not existed and int(ran.read_text()) == pid  # bash's parent: the call supervisor
+
+
+def test_a_command_whose_process_cannot_be_recorded_does_not_run(tool_env: ToolEnv) -> None:
+    ran = tool_env.workspace / "ran.txt"
+
+    def on_process(pid: int, started: str) -> None:
+        raise OSError("the journal is gone")
+
+    tool_env.context.on_process = on_process
+    message = tool_env(shell, command=f"touch {ran}")
+    assert message.status == "error" and "the journal is gone" in message.content
+    time.sleep(0.3)
+    assert not ran.exists()
+    tool_env.context.on_process = None
+    assert tool_env(shell, command="echo fine").content == "exit code 0\nfine\n"

@@ -33,6 +33,10 @@ class ToolContext:
     # replaces the session's secrets in tool output (a tools.redaction.Redactor); None: nothing
     # to hide. Typed Any, as LangGraph Server builds a JSON schema of the context.
     redactor: Any = None
+    # told (pid, start time) of the process that supervises a command before the command
+    # starts (tools.supervised); the application records it per call, to end that run if
+    # it is still alive when the call is offered again. Typed Any, as for url_check.
+    on_process: Any = None
 
     def protection(self, tool: str, rel: str, typed: str | None = None) -> str | None:
         """Why ``tool`` must not open the workspace-relative path ``rel`` (where a path led when

@@ -78,7 +78,7 @@ def _pump(
     stream: IO[bytes],
     capture: _Capture,
     until: float,
-    stop_on_exit: subprocess.Popen[bytes] | None,
+    stop_on_exit: Supervised | None,
     on_chunk: Callable[[bytes], None] | None = None,
     stop: Callable[[], bool] = lambda: False,
 ) -> None:
@@ -131,19 +131,15 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
 
     deadline = time.monotonic() + limit
     try:
-        command_run = Supervised(
+        process = Supervised(
             ["bash", "-c", command],
             grace=TERM_GRACE,
             cwd=context.workspace,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
             env=env,
+            on_process=context.on_process,
         )
     except OSError as exc:
         raise ToolError(f"cannot start bash in the workspace: {exc}") from exc
-    process = command_run.process
-    assert process.stdout is not None
     try:
         _pump(process.stdout, capture, deadline, process, on_chunk=live.add, stop=cancelled)
         timed_out = False
@@ -157,15 +153,15 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
                     break
         stopped = cancelled()
         if stopped or timed_out:
-            command_run.stop()  # the supervisor stops the command and all it started
+            process.stop()  # the supervisor stops the command and all it started
         process.wait()
-        command_run.check_stopped()
-        leftovers = command_run.had_leftovers()
+        process.check_stopped()
+        leftovers = process.had_leftovers()
         _pump(process.stdout, capture, time.monotonic() + DRAIN_GRACE, stop_on_exit=None)
         live.add(b"")
         live.flush()
     finally:  # also when interrupted: never leave the command running
-        command_run.close()
+        process.close()
         process.stdout.close()
     if stopped:
         status = "interrupted by the user (Ctrl-C): the command and its children were stopped"

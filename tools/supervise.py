@@ -1,57 +1,78 @@
-"""The supervisor every tool command runs under, so that no process it starts outlives it.
+"""The supervisor of every tool command: one per application process, started at its first
+command, so that no process a command starts outlives it.
 
-    python -S -I supervise.py LIFELINE_FD GRACE -- PROGRAM [ARGS...]
+    python -S -I supervise.py CONTROL_FD APPLICATION_PID
 
-Run by tools.supervised (standard library only, no imports from this package: it starts
-with ``-S -I`` to be quick). It makes itself a child subreaper (prctl
-PR_SET_CHILD_SUBREAPER), so every process the command orphans, even one that calls
-setsid, double-forks or is nohup'ed, is re-parented to it and stays in its tree. Then it
-runs PROGRAM and waits for the first of:
+Run by tools.supervised (standard library only, no imports from this package). It makes
+itself a child subreaper (prctl PR_SET_CHILD_SUBREAPER) and keeps one spare call supervisor
+forked ahead of time (a Python fork takes milliseconds: off the command's path). The spare
+takes the next message on CONTROL_FD, a SOCK_SEQPACKET socket whose other end only the
+application holds: it carries two file descriptors (SCM_RIGHTS), a socket for one call and
+the write end of the pipe the command's output goes to. The call supervisor, a subreaper
+too:
 
-- PROGRAM ends: every descendant still alive is sent SIGTERM, and SIGKILL after GRACE
-  seconds; it writes b"L" on the lifeline if there were any, and exits as PROGRAM did;
-- SIGTERM, SIGINT or SIGHUP (the application stops the command: timeout, Ctrl-C): the
-  same for the whole tree, PROGRAM included; exit 128 + the signal;
-- the lifeline (a socket whose other end only the application holds) reaches EOF: the
-  application is gone, however it died (SIGKILL included): SIGKILL for the whole tree at
-  once.
+- sends ``P <pid> <start time>`` (field 22 of /proc/<pid>/stat) and waits for the request
+  (one JSON line: argv, cwd, env, grace), so that the application can record which process
+  it is before anything runs; replies ``R`` once the command runs (``E <why>`` if not);
+- runs the command with posix_spawn in a process group of its own (so that `kill 0` spares
+  the supervisor), stdin /dev/null, stdout and stderr the pipe;
+- waits for the first of: the command ends (what it left behind is sent SIGTERM, then
+  SIGKILL after the grace period); ``T`` on the socket, or SIGTERM/SIGINT/SIGHUP (stop:
+  the same for the whole tree); EOF on the socket (the application is gone or gave up:
+  SIGKILL for the whole tree at once);
+- sends ``X <return code> <1 if it had leftovers, else 0>`` and exits.
+
+This process ends, SIGKILLing everything below it, when CONTROL_FD hangs up (the
+application is gone, however it died) or a stop signal arrives (PR_SET_PDEATHSIG sends
+SIGTERM when the application dies). Processes re-parented to it that are no call
+supervisor (a command killed its own) are killed as soon as that supervisor is reaped.
 """
 
 import _signal as signal  # the C module: the `signal` wrapper imports enum (slow)
+import array
 import ctypes
+import json
 import os
 import select
+import socket
 import sys
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
 STOPPING = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+libc = ctypes.CDLL(None, use_errno=True)
 
 
-def descendants(root: int) -> list[int]:
-    """Every live process below ``root``, read from /proc/PID/task/TID/children."""
+def children(pid: int) -> list[int]:
+    """The live children of ``pid``, read from /proc/PID/task/TID/children."""
     found: list[int] = []
-    todo = [root]
-    while todo:
-        pid = todo.pop()
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tasks:
         try:
-            tasks = os.listdir(f"/proc/{pid}/task")
+            with open(f"/proc/{pid}/task/{tid}/children") as file:
+                found += [int(c) for c in file.read().split()]
         except OSError:
             continue
-        for tid in tasks:
-            try:
-                with open(f"/proc/{pid}/task/{tid}/children") as file:
-                    children = [int(c) for c in file.read().split()]
-            except OSError:
-                continue
-            found += children
-            todo += children
     return found
 
 
-def reap(program: int, status: list[int]) -> None:
-    """Collect every ended child; PROGRAM's wait status goes into ``status``."""
+def descendants(root: int) -> list[int]:
+    """Every live process below ``root``."""
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        below = children(todo.pop())
+        found += below
+        todo += below
+    return found
+
+
+def reap(status: dict[int, int]) -> None:
+    """Collect every ended child, its wait status into ``status``."""
     while True:
         try:
             pid, code = os.waitpid(-1, os.WNOHANG)
@@ -59,20 +80,20 @@ def reap(program: int, status: list[int]) -> None:
             return
         if pid == 0:
             return
-        if pid == program:
-            status.append(code)
+        status[pid] = code
 
 
-def kill_tree(program: int, status: list[int], grace: float) -> bool:
-    """SIGTERM every descendant, SIGKILL those left after ``grace`` s (and any that appear
-    after that), until none is left. True if there was any."""
-    me = os.getpid()
+def kill_below(grace: float, spare: set[int] | None = None) -> bool:
+    """SIGTERM every process below this one (but the trees of the children in ``spare``),
+    SIGKILL those left after ``grace`` s and any that appear after that, until none is
+    left. True if there was any."""
+    me, spare = os.getpid(), spare or set()
     deadline = time.monotonic() + grace
     termed: set[int] = set()
     any_found = False
     while True:
-        reap(program, status)
-        pids = descendants(me)
+        reap({})
+        pids = [p for c in children(me) if c not in spare for p in (c, *descendants(c))]
         if not pids:
             return any_found
         any_found = True
@@ -87,72 +108,187 @@ def kill_tree(program: int, status: list[int], grace: float) -> bool:
         time.sleep(0.005 if late else 0.02)
 
 
-def main() -> None:
-    lifeline, grace, argv = int(sys.argv[1]), float(sys.argv[2]), sys.argv[4:]
-    os.set_inheritable(lifeline, False)
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        sys.stderr.write("agentcli supervisor: cannot become a subreaper; not running\n")
-        os._exit(126)
+def start_time(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as file:
+        return file.read().rsplit(")", 1)[1].split()[19]  # field 22
+
+
+def program_path(name: str, path: str) -> str:
+    """Where ``name`` is on ``path``, as execvp finds it (os.execvpe imports a module:
+    too slow between fork and exec)."""
+    if "/" in name:
+        return name
+    for folder in path.split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return name
+
+
+def watch_signals() -> tuple[int, list[int]]:
+    """Signals wake the poll through a pipe (its read end is returned); a stop signal is
+    noted in the list."""
     wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wake_write)
     stop: list[int] = []
     signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so that it wakes the poll
     for signum in STOPPING:
         signal.signal(signum, lambda signum, _: stop.append(signum))
-    program = os.fork()
-    if program == 0:
-        # its own process group, so that `kill 0` in the command spares the supervisor; and
-        # killed if the supervisor is (kill -9 $PPID), though not what it started then
-        os.setpgid(0, 0)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        signal.set_wakeup_fd(-1)
-        for signum in (*STOPPING, signal.SIGCHLD):
-            signal.signal(signum, signal.SIG_DFL)
-        try:
-            os.execvp(argv[0], argv)
-        except OSError as exc:
-            sys.stderr.write(f"cannot run {argv[0]}: {exc}\n")
-        os._exit(127)
-    null = os.open(os.devnull, os.O_RDWR)  # the output pipe ends when the command's does
-    os.dup2(null, 1)
-    os.dup2(null, 2)
+    return wake_read, stop
+
+
+def drain(fd: int) -> None:
+    try:
+        while os.read(fd, 512):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def take_call(control: socket.socket, taken: int) -> None:
+    """A spare call supervisor, forked ahead of time (a Python fork is slow: it is off the
+    command's path): it becomes a subreaper, takes the next call from CONTROL_FD, tells
+    the supervisor (which forks the next spare) and runs it."""
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        return
+    wake_read, stop = watch_signals()
+    me = f"{os.getpid()} {start_time(os.getpid())}"
+    room = socket.CMSG_SPACE(2 * array.array("i").itemsize)
+    data, ancillary, _, _ = control.recvmsg(1, room, socket.MSG_CMSG_CLOEXEC)
+    try:
+        os.write(taken, f"{os.getpid()}\n".encode())
+    except OSError:  # the supervisor was killed: still run the call, under this subreaper
+        pass
+    control.close()
+    os.close(taken)
+    fds = array.array("i")
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+    if data and len(fds) == 2:
+        call = socket.socket(fileno=fds[0])
+        call.sendall(f"P {me}\n".encode())
+        run_call(call, fds[1], wake_read, stop)
+
+
+def run_call(call: socket.socket, output: int, wake_read: int, stop: list[int]) -> None:
+    """One command, from its request to its exit status (see the module's docstring)."""
+    request = b""
+    while not request.endswith(b"\n"):
+        if not (chunk := call.recv(65536)):
+            return  # the application gave up before the command started
+        request += chunk
+    order = json.loads(request)
+    argv, env, grace = order["argv"], order["env"], float(order["grace"])
+    try:
+        os.chdir(order["cwd"])
+        # posix_spawn (vfork): no second Python fork. Its own process group, so that `kill
+        # 0` spares this supervisor; stdin /dev/null; stdout and stderr the pipe. If this
+        # supervisor is killed, the one above it kills the command, re-parented to it.
+        program = os.posix_spawn(
+            program_path(argv[0], env.get("PATH", os.defpath)),
+            argv,
+            env,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, output, 1),
+                (os.POSIX_SPAWN_DUP2, output, 2),
+            ],
+            setpgroup=0,
+            setsigdef=(*STOPPING, signal.SIGCHLD),
+        )
+    except OSError as exc:
+        call.sendall(f"E {exc}\n".encode())
+        return
+    os.close(output)  # the pipe ends when the command's copies do
+    call.sendall(b"R\n")
     poll = select.poll()
-    poll.register(lifeline, select.POLLIN)
+    poll.register(call.fileno(), select.POLLIN)
     poll.register(wake_read, select.POLLIN)
-    status: list[int] = []
+    status: dict[int, int] = {}
     lost = False
-    while not status and not stop and not lost:
+    while program not in status and not stop and not lost:
         for fd, _ in poll.poll():
             if fd == wake_read:
-                while True:
-                    try:
-                        if not os.read(wake_read, 512):
-                            break
-                    except BlockingIOError:
-                        break
-            elif not os.read(lifeline, 64):
-                lost = True
-        reap(program, status)
-    leftovers = kill_tree(program, status, 0.0 if lost else grace)
+                drain(wake_read)
+            else:
+                order = call.recv(64)
+                lost = not order
+                stop += [signal.SIGTERM] if b"T" in order else []
+        reap(status)
+    leftovers = kill_below(0.0 if lost else grace)
+    reap(status)
     if lost:
-        os._exit(137)
-    if leftovers and not stop:
-        try:
-            os.write(lifeline, b"L")
-        except OSError:
-            pass
-    if stop or not status:
-        os._exit(128 + (stop[0] if stop else signal.SIGKILL))
-    if os.WIFSIGNALED(status[0]):  # end as the command did, so the caller sees its signal
-        ended_by = os.WTERMSIG(status[0])
-        try:
-            signal.signal(ended_by, signal.SIG_DFL)  # (SIGKILL and SIGSTOP have no handler)
-        except (OSError, ValueError):
-            pass
-        os.kill(os.getpid(), ended_by)
-        os._exit(128 + ended_by)  # a signal whose default is to be ignored
-    os._exit(os.waitstatus_to_exitcode(status[0]))
+        return
+    code = status.get(program)
+    if code is None:
+        returncode = -signal.SIGKILL
+    elif os.WIFSIGNALED(code):
+        returncode = -os.WTERMSIG(code)
+    else:
+        returncode = os.WEXITSTATUS(code)
+    call.sendall(f"X {returncode} {int(leftovers and not stop)}\n".encode())
+
+
+def serve(control: socket.socket) -> None:
+    """Keep one spare call supervisor ready until the application is gone (POLLHUP on
+    CONTROL_FD) or a stop signal comes; kill what a killed call supervisor leaves."""
+    wake_read, stop = watch_signals()
+    taken_read, taken_write = os.pipe2(os.O_CLOEXEC)
+
+    def fork_spare() -> int:
+        pid = os.fork()
+        if pid == 0:
+            os.close(wake_read)
+            os.close(taken_read)
+            try:
+                take_call(control, taken_write)
+            finally:
+                os._exit(0)
+        return pid
+
+    poll = select.poll()
+    poll.register(control.fileno(), 0)  # POLLHUP only: the spare reads the calls
+    poll.register(wake_read, select.POLLIN)
+    poll.register(taken_read, select.POLLIN)
+    calls: set[int] = set()
+    spare = fork_spare()
+    while not stop:
+        for fd, _ in poll.poll():
+            if fd == control.fileno():
+                return
+            if fd == wake_read:
+                drain(wake_read)
+            elif fd == taken_read:
+                for line in os.read(taken_read, 4096).split():
+                    if int(line) == spare:
+                        calls.add(spare)
+                        spare = fork_spare()
+        ended: dict[int, int] = {}
+        reap(ended)
+        if spare in ended and not stop:
+            spare = fork_spare()
+        if ended:  # what a killed call supervisor left is re-parented here
+            calls -= ended.keys()
+            kill_below(0.0, spare={*calls, spare})
+
+
+def main() -> None:
+    control = socket.socket(fileno=int(sys.argv[1]))
+    application = int(sys.argv[2])
+    os.set_inheritable(control.fileno(), False)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != application:  # it died before PR_SET_PDEATHSIG
+        os._exit(0)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        control.send(b"E cannot become a subreaper")
+        os._exit(126)
+    control.send(b"R")
+    try:
+        serve(control)
+    finally:
+        kill_below(0.0)
+        os._exit(0)
 
 
 if __name__ == "__main__":

@@ -1,27 +1,35 @@
-"""Supervised: a tool command started under tools/supervise.py, so it dies with its caller.
+"""Supervised: a tool command run under tools/supervise.py, so that it dies with its caller.
 
-The supervisor is a child subreaper: whatever the command leaves behind (background jobs,
-``setsid -f``, ``nohup ... &``, double forks) stays in its tree and is killed when the
-command ends. It holds one end of a socket whose other end only this process holds; when
-this process exits, however it exits (SIGKILL too), the supervisor sees EOF and kills the
-whole tree. ``stop_all()`` is for the application's SIGTERM/SIGHUP handlers.
+One supervisor per process, started at the first command (a thread of its own starts it
+and lives as long as the process, as PR_SET_PDEATHSIG follows the thread that started
+it). Each command gets a call supervisor forked by it: a child subreaper, so whatever the
+command leaves behind (background jobs, ``setsid -f``, ``nohup ... &``, double forks) stays
+in its tree and is killed when the command ends. Each call has a socket whose other end
+only this process holds: when this process exits, however it exits (SIGKILL too), the
+call supervisors and the supervisor see EOF and kill everything. ``stop_all()`` is for the
+application's SIGTERM/SIGHUP handlers; ``end_tree()`` ends a call supervisor left by an
+earlier process.
 """
 
 from __future__ import annotations
 
+import array
 import contextlib
+import json
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO
 
 SUPERVISE = str(Path(__file__).with_name("supervise.py"))
-CLOSE_WAIT = 2.0  # seconds for a supervisor to clean up once its lifeline is closed
+CLOSE_WAIT = 2.0  # seconds for a call supervisor to clean up once its socket is closed
 
 _running: set[Supervised] = set()
 _lock = threading.Lock()
@@ -34,38 +42,156 @@ class Stopped(BaseException):
     to be offered again for review when the thread resumes)."""
 
 
-class Supervised:
-    """One command under its supervisor. ``process`` is the supervisor's Popen: its exit
-    code is the command's (-N if a signal N ended it)."""
+class _Supervisor:
+    """The process's supervisor: its control socket, and the thread that started it."""
 
-    def __init__(self, argv: list[str], *, grace: float, **popen: Any) -> None:
-        mine, theirs = socket.socketpair()
-        self._lifeline = mine
-        try:
-            self.process: subprocess.Popen[bytes] = subprocess.Popen(
-                [sys.executable, "-S", "-I", SUPERVISE, str(theirs.fileno()), f"{grace:g}"]
-                + ["--", *argv],
-                pass_fds=(theirs.fileno(),),
-                start_new_session=True,
-                **popen,
-            )
-        except BaseException:
+    def __init__(self) -> None:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.control = mine
+        started: list[subprocess.Popen[bytes] | BaseException] = []
+        ready = threading.Event()
+
+        def start() -> None:  # the parent thread of the supervisor, for PR_SET_PDEATHSIG
+            try:
+                started.append(
+                    subprocess.Popen(
+                        [sys.executable, "-S", "-I", SUPERVISE, str(theirs.fileno())]
+                        + [str(os.getpid())],
+                        pass_fds=(theirs.fileno(),),
+                        start_new_session=True,  # the terminal's Ctrl-C is for agentcli
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                    )
+                )
+            except BaseException as exc:
+                started.append(exc)
+            ready.set()
+            threading.Event().wait()
+
+        threading.Thread(target=start, name="agentcli-supervisor", daemon=True).start()
+        ready.wait()
+        theirs.close()
+        if isinstance(started[0], BaseException):
             mine.close()
+            raise started[0]
+        self.process = started[0]
+        answer = mine.recv(200)
+        if answer != b"R":
+            mine.close()
+            why = answer[2:].decode(errors="replace") or "it exited"
+            raise OSError(f"the process supervisor did not start: {why}")
+
+    def send(self, call: socket.socket, output: int) -> None:
+        fds = array.array("i", [call.fileno(), output])
+        self.control.sendmsg([b"C"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+
+
+_supervisor: _Supervisor | None = None
+
+
+def _send(call: socket.socket, output: int) -> None:
+    """Hand a call to the supervisor, starting it (again, if it died) as needed."""
+    global _supervisor
+    with _lock:
+        if _stopping.is_set():
+            raise Stopped("the application is exiting: no command starts")
+        for attempt in (1, 2):
+            if _supervisor is None:
+                _supervisor = _Supervisor()
+            try:
+                _supervisor.send(call, output)
+                return
+            except OSError:
+                _supervisor.control.close()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    _supervisor.process.wait(timeout=CLOSE_WAIT)
+                _supervisor = None
+                if attempt == 2:
+                    raise
+
+
+class Supervised:
+    """One command under a call supervisor; its output (stdout and stderr) in ``stdout``.
+
+    ``on_process(pid, start_time)`` is told which process supervises it before the command
+    starts; if it raises, the command does not start. ``returncode`` is as Popen's: -N if
+    a signal N ended the command."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        grace: float,
+        cwd: str | os.PathLike[str],
+        env: dict[str, str],
+        on_process: Callable[[int, str], None] | None = None,
+    ) -> None:
+        self.returncode: int | None = None
+        self._leftovers = False
+        self._buffer = b""
+        self._sock, theirs = socket.socketpair()
+        read_end, write_end = os.pipe()
+        self.stdout: IO[bytes] = os.fdopen(read_end, "rb", buffering=0)
+        try:
+            try:
+                _send(theirs, write_end)
+            finally:
+                theirs.close()
+                os.close(write_end)
+            _, pid, started = self._line().split()
+            self.pid, self.start_time = int(pid), started
+            if on_process is not None:
+                on_process(self.pid, self.start_time)
+            order = {"argv": argv, "cwd": os.fspath(cwd), "env": env, "grace": grace}
+            self._sock.sendall(json.dumps(order).encode() + b"\n")
+            if (answer := self._line()) != "R":
+                raise OSError(answer[2:])
+        except EOFError:
+            self._sock.close()
+            self.stdout.close()
+            raise OSError("the process supervisor ended before the command started") from None
+        except BaseException:
+            self._sock.close()
+            self.stdout.close()
             raise
-        finally:
-            theirs.close()
         with _lock:
             _running.add(self)
 
-    @property
-    def pid(self) -> int:
-        return self.process.pid
+    def _line(self, timeout: float | None = None) -> str:
+        """The call supervisor's next line ("" at EOF); TimeoutError after ``timeout`` s."""
+        self._sock.settimeout(timeout)
+        while b"\n" not in self._buffer:
+            chunk = self._sock.recv(4096)
+            if not chunk:
+                raise EOFError
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line.decode()
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The command's return code, once it and all it started are over; raises
+        subprocess.TimeoutExpired after ``timeout`` s."""
+        if self.returncode is None:
+            try:
+                _, code, leftovers = self._line(timeout).split()
+                self.returncode, self._leftovers = int(code), leftovers == "1"
+            except (TimeoutError, BlockingIOError):
+                raise subprocess.TimeoutExpired("supervised command", timeout or 0) from None
+            except (EOFError, OSError, ValueError):  # its supervisor was killed
+                self.returncode = -signal.SIGKILL
+        return self.returncode
+
+    def poll(self) -> int | None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return self.wait(0)
+        return None
 
     def stop(self) -> None:
-        """Ask the supervisor to end the command and everything it started (SIGTERM, then
-        SIGKILL after the grace period)."""
-        with contextlib.suppress(ProcessLookupError):
-            self.process.send_signal(signal.SIGTERM)
+        """Ask the call supervisor to end the command and everything it started (SIGTERM,
+        then SIGKILL after the grace period)."""
+        with contextlib.suppress(OSError):
+            self._sock.sendall(b"T")
 
     def check_stopped(self) -> None:
         """Raise Stopped if the application stopped every command (stop_all)."""
@@ -74,36 +200,102 @@ class Supervised:
 
     def had_leftovers(self) -> bool:
         """True if, after the command ended, the supervisor had processes left to stop."""
-        self._lifeline.setblocking(False)
-        try:
-            return self._lifeline.recv(1) == b"L"
-        except OSError:
-            return False
+        return self._leftovers
 
     def close(self) -> None:
-        """Make sure nothing is left: the lifeline closes (the supervisor, if still there,
-        kills its tree at once and exits), then the supervisor's process group gets SIGKILL
-        (for a command that killed its own supervisor), and the supervisor is reaped."""
+        """Make sure nothing is left: the socket's EOF makes the call supervisor, if still
+        there, kill its tree at once and exit; if it does not within CLOSE_WAIT s, it gets
+        SIGKILL (its supervisor then kills what it leaves)."""
         with _lock:
             _running.discard(self)
-        self._lifeline.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=CLOSE_WAIT)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
+        if not _gone(self._sock, CLOSE_WAIT):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+        self._sock.close()
+
+
+def _gone(sock: socket.socket, wait: float) -> bool:
+    """Shut our side down and wait up to ``wait`` s for the other side to close (POLLHUP)."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_WR)
+    poll = select.poll()
+    poll.register(sock.fileno(), select.POLLHUP)
+    deadline = time.monotonic() + wait
+    while (left := deadline - time.monotonic()) > 0:
+        if poll.poll(left * 1000):  # only POLLHUP, POLLERR or POLLNVAL
+            return True
+    return False
 
 
 def stop_all(wait: float = 1.0) -> None:
-    """Close every running command's lifeline, so each supervisor kills its tree, and wait
-    up to ``wait`` seconds for them to be done: for signal handlers before exiting."""
+    """Close every running command's socket, so each call supervisor kills its tree, and
+    the supervisor's, and wait up to ``wait`` seconds for them to be done: for signal
+    handlers before exiting."""
     _stopping.set()
     with _lock:
         running = list(_running)
-    for item in running:
-        with contextlib.suppress(OSError):
-            item._lifeline.shutdown(socket.SHUT_RDWR)
+        supervisor = _supervisor
     deadline = time.monotonic() + wait
     for item in running:
+        _gone(item._sock, max(deadline - time.monotonic(), 0))
+    if supervisor is not None:
+        with contextlib.suppress(OSError):
+            supervisor.control.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(subprocess.TimeoutExpired):
-            item.process.wait(timeout=max(deadline - time.monotonic(), 0))
+            supervisor.process.wait(timeout=max(deadline - time.monotonic(), 0))
+
+
+def start_time(pid: int) -> str | None:
+    """When process ``pid`` started (field 22 of /proc/<pid>/stat), None if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _tree(root: int) -> list[int]:
+    found, todo = [root], [root]
+    while todo:
+        pid = todo.pop()
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            with contextlib.suppress(OSError, ValueError):
+                below = [int(c) for c in (task / "children").read_text().split()]
+                found += below
+                todo += below
+    return found
+
+
+def end_tree(pid: int, started: str, wait: float = 5.0) -> bool:
+    """End a call supervisor an earlier process left running (its process ``pid`` if it
+    started at ``started``), and everything below it: stopped first (SIGSTOP) so that no
+    process forks away while the tree is read, then SIGKILL. True once none is left;
+    False if it cannot be signalled (another user's) or outlives ``wait`` s."""
+    if start_time(pid) != started:
+        return True
+    try:
+        seen: set[int] = set()
+        while new := set(_tree(pid)) - seen:  # until the frozen tree no longer grows
+            for each in new:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(each, signal.SIGSTOP)
+            seen |= new
+        for each in seen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(each, signal.SIGKILL)
+    except PermissionError:
+        return False
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if all(_dead(each) for each in seen):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _dead(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")

@@ -35,6 +35,12 @@ ROWS = {
         "`agentcli threads list`, no thread (--db)",
     ],
     "bigoutput.py": ["answer 10 KB", "answer 100 KB", "write_file 10 KB", "write_file 100 KB"],
+    "toolstart.py": [
+        "bare Popen: `bash -c true`",
+        "per-command supervisor (before)",
+        "long-lived supervisor, per call (after)",
+        "first call of a process (starts the supervisor)",
+    ],
     "parallel.py": [
         "policy-approved: send() to the answer",
         "person-approved: decide() to the answer",
@@ -42,7 +48,14 @@ ROWS = {
     ],
 }
 # rows with a pass/miss
-GOALS = {"startup.py": 4, "run.py": 1, "turns.py": 5, "parallel.py": 2, "bigoutput.py": 0}
+GOALS = {
+    "startup.py": 4,
+    "run.py": 1,
+    "turns.py": 5,
+    "parallel.py": 2,
+    "bigoutput.py": 0,
+    "toolstart.py": 1,
+}
 
 
 def rows(stdout: str) -> list[list[str]]:

@@ -1,13 +1,17 @@
 """Tool processes outliving agentcli (issue 13, item 8): an approved command, and whatever it
 starts, must die with agentcli, whether agentcli gets SIGHUP (terminal closed), SIGTERM or
 SIGKILL mid-command, and must not escape the command's end by leaving its session (setsid),
-nohup, disown or a double fork.
+nohup, disown or a double fork. A resume never offers a call again while its first run may
+still be alive: on this host it is ended first; on another host it cannot run again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
+import socket
 import subprocess
 import time
 import uuid
@@ -17,6 +21,7 @@ import pytest
 
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.scripted_server import text, tool_calls
+from tools.supervised import start_time
 
 # (name, command template): {f} is the file the escaped process would write, {m} a marker
 PAYLOADS_ESCAPE = [
@@ -134,4 +139,136 @@ def test_a_command_that_kills_its_own_group_does_not_take_the_supervisor(agent: 
     result = agent.server.requests[1]["messages"][-1]["content"]
     assert result.startswith("exit code -9") and "hi" in result
     time.sleep(2.5)
+    assert not target.exists() and _marked(marker) == []
+
+
+def _first_run(agent: Agent, marker: str) -> tuple[subprocess.Popen[bytes], tuple[int, int]]:
+    """agentcli running a shell call whose tree holds ``marker``, and (the call supervisor's
+    pid, the supervisor's) as the journal recorded them before the command started."""
+    command = f"echo x >> ran.log; sh -c 'sleep 60; : {marker}' & [ -e go ] || sleep 60; : {marker}"
+    agent.server.push(tool_calls(("shell", {"command": command})), text("done"))
+    process = subprocess.Popen(
+        [AGENTCLI, "run", "go", "-y", "-o", "json"],
+        env=agent.env,
+        cwd=agent.workspace,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    assert _wait_for(lambda: len(_marked(marker)) >= 2, 30), "the command never started"
+    store = agent.store()
+    try:
+        (row,) = store._execute("SELECT state, host, pid, pid_started FROM agentcli_calls")
+    finally:
+        store.close()
+    state, host, pid, started = row
+    assert (state, host) == ("started", socket.gethostname())
+    assert start_time(pid) == started  # the journal names the live call supervisor
+    return process, (pid, _parent(pid))
+
+
+def _stat(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return ["X"]
+
+
+def _parent(pid: int) -> int:
+    return int(_stat(pid)[1])
+
+
+def _alive(pid: int) -> bool:  # a zombie is not (its parent, stopped, does not reap it)
+    return _stat(pid)[0] not in ("Z", "X")
+
+
+def _survive(process: subprocess.Popen[bytes], supervisors: tuple[int, int]) -> None:
+    """Kill agentcli while its supervisors cannot act (stopped): as if they outlived it."""
+    for pid in reversed(supervisors):
+        os.kill(pid, signal.SIGSTOP)
+    process.kill()
+    process.wait()
+
+
+def _clean_up(marker: str, supervisors: tuple[int, int]) -> None:
+    for pid in [*supervisors, *_marked(marker)]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_resume_ends_a_first_run_still_alive_before_offering_it(agent: Agent) -> None:
+    marker = f"agentcli-test-{uuid.uuid4().hex}"
+    process, supervisors = _first_run(agent, marker)
+    try:
+        _survive(process, supervisors)
+        time.sleep(0.3)
+        assert len(_marked(marker)) >= 2  # the first run outlived agentcli
+        thread_id = json.loads(agent.run("threads", "list", "--json").stdout)[0]["thread_id"]
+        again = agent.run("run", "--thread", thread_id, "-y", "-o", "json")
+        assert again.returncode == 3, again.stderr
+        (pending,) = json.loads(again.stdout)["pending"]
+        assert pending["rerun"] == "started"
+        # offered only once the first run and all it started are gone
+        assert _marked(marker) == [] and not _alive(supervisors[0])
+        assert (agent.workspace / "ran.log").read_text() == "x\n"
+        (agent.workspace / "go").touch()
+        agent.server.push(text("ran again"))
+        assert agent.run("review", thread_id, "--approve", "all").returncode == 0
+        assert (agent.workspace / "ran.log").read_text() == "x\nx\n"  # legitimate re-run
+    finally:
+        _clean_up(marker, supervisors)
+
+
+def test_a_first_run_on_another_host_cannot_run_again(agent: Agent) -> None:
+    marker = f"agentcli-test-{uuid.uuid4().hex}"
+    process, supervisors = _first_run(agent, marker)
+    try:
+        _survive(process, supervisors)
+        store = agent.store()
+        try:
+            store._execute("UPDATE agentcli_calls SET host = 'build-box.example'")
+        finally:
+            store.close()
+        thread_id = json.loads(agent.run("threads", "list", "--json").stdout)[0]["thread_id"]
+        again = agent.run("run", "--thread", thread_id, "-y", "-o", "json")
+        assert again.returncode == 3, again.stderr
+        (pending,) = json.loads(again.stdout)["pending"]
+        assert pending["rerun"] == "elsewhere"
+        assert "build-box.example" in agent.run("review", thread_id).stdout
+        refused = agent.run("review", thread_id, "--approve", "all")
+        assert refused.returncode != 0
+        assert (agent.workspace / "ran.log").read_text() == "x\n"  # not run again
+        assert _marked(marker)  # another host's process: not this host's to kill
+        agent.server.push(text("fine"))
+        done = agent.run("review", thread_id, "--done", pending["call_id"])
+        assert done.returncode == 0, done.stderr
+        assert (agent.workspace / "ran.log").read_text() == "x\n"
+    finally:
+        _clean_up(marker, supervisors)
+
+
+def test_a_command_that_kills_its_call_supervisor_leaves_nothing(agent: Agent) -> None:
+    """`kill -9 $PPID` kills the call supervisor: what the command started is re-parented
+    to the process's supervisor, which kills it at once, while agentcli still runs (the
+    next call looks for it); agentcli reports the call as killed."""
+    head, tail = "agentcli-test-", uuid.uuid4().hex
+    marker = head + tail
+    target = agent.workspace / "escaped.txt"
+    command = (
+        f"setsid -f sh -c 'sleep 3; echo x >> {target}; : {marker}'; "
+        f"sh -c 'sleep 3; echo y >> {target}; : {marker}' & echo hi; kill -9 $PPID; sleep 3"
+    )
+    # a regular expression that matches the marker, not itself: no process of the check
+    # counts as an escaped one
+    look = f"sleep 0.5; grep -las '{head}[x]*{tail}' /proc/[0-9]*/cmdline | wc -l"
+    agent.server.push(
+        tool_calls(("shell", {"command": command})),
+        tool_calls(("shell", {"command": look})),
+        text("done"),
+    )
+    assert agent.run("run", "go", "-y").returncode == 0
+    result = agent.server.requests[1]["messages"][-1]["content"]
+    assert result.startswith("exit code -9") and "hi" in result
+    assert agent.server.requests[2]["messages"][-1]["content"] == "exit code 0\n0\n"
+    time.sleep(3.5)
     assert not target.exists() and _marked(marker) == []
