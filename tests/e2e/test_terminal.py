@@ -123,9 +123,12 @@ def test_review_and_answer_render_in_80_columns(agent: Agent) -> None:
     env.pop("NO_COLOR")
     env.pop("COLUMNS")  # the width is the terminal's
     session = f"agentcli-{time.monotonic_ns()}"
+    # a tmux server of its own (-S): a developer's running server would give the session its
+    # environment, not the test's
+    tmux = ["tmux", "-S", str(agent.workspace.parent / "tmux.sock")]
     subprocess.run(
         [
-            "tmux",
+            *tmux,
             "new-session",
             "-d",
             "-s",
@@ -141,26 +144,28 @@ def test_review_and_answer_render_in_80_columns(agent: Agent) -> None:
         check=True,
     )
     try:
-        screen = wait_for(session, "[q]uit >")
+        screen = wait_for(tmux, session, "[q]uit >")
         panel = [line for line in screen.splitlines() if line and line[0] in "╭│╰"]
         assert panel and all(len(line) == 80 for line in panel), screen
         assert all(line.endswith(("╮", "│", "╯")) for line in panel), screen
         assert "sort | head -n 20" in screen
-        subprocess.run(["tmux", "send-keys", "-t", session, "a", "Enter"], check=True)
-        screen = wait_for(session, PROMPT, after="Summary")
+        subprocess.run([*tmux, "send-keys", "-t", session, "a", "Enter"], check=True)
+        screen = wait_for(tmux, session, PROMPT, after="Summary")
         body = screen[screen.index("Summary") :]
         words = " ".join(body.split())
         assert ("The search found nothing to report in this workspace today. " * 3).strip() in words
         assert all(len(line) <= 80 for line in screen.splitlines())
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+        subprocess.run([*tmux, "kill-server"], check=False)
 
 
-def wait_for(session: str, marker: str, after: str = "", timeout: float = 20) -> str:
+def wait_for(
+    tmux: list[str], session: str, marker: str, after: str = "", timeout: float = 20
+) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         screen = subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True
+            [*tmux, "capture-pane", "-p", "-t", session], capture_output=True, text=True
         ).stdout
         if marker in screen[screen.find(after) if after in screen else len(screen) :]:
             return screen
