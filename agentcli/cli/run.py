@@ -22,7 +22,6 @@ from agentcli.cli.common import (
     open_session,
 )
 from agentcli.errors import UsageError
-from agentcli.review import UNCHANGED
 
 if TYPE_CHECKING:
     from agentcli.cli.common import AnySession
@@ -143,6 +142,8 @@ def _decisions(
                 new_args = json.loads(args or "")
             except json.JSONDecodeError as exc:
                 raise UsageError(f"--args is not valid JSON: {exc}") from None
+            from agentcli.review import UNCHANGED  # LangChain: only when an edit is checked
+
             problem = session.check_edit(request["name"], new_args, request["args"])
             if problem and problem != UNCHANGED:
                 raise UsageError(f"--args for {call_id}: {problem}")
