@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
+    from agentcli.journal import RunProcess
     from agentcli.store import Store
 
 log = logging.getLogger("agentcli.server")
@@ -55,6 +56,12 @@ class ServerJournal:
     def call_started(self, thread_id: str, call_id: str) -> None:
         persist_dev_state()
         self.store.call_started(thread_id, call_id)
+
+    def call_process(self, thread_id: str, call_id: str, process: RunProcess) -> None:
+        self.store.call_process(thread_id, call_id, process)
+
+    def call_process_of(self, thread_id: str, call_id: str) -> RunProcess | None:
+        return self.store.call_process_of(thread_id, call_id)
 
     def call_finished(self, thread_id: str, call_id: str) -> None:
         self.store.call_finished(thread_id, call_id)

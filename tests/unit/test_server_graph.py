@@ -122,3 +122,12 @@ def test_the_dev_runtimes_state_is_written_out_before_a_call_starts(
     assert not list(tmp_path.glob("*.tmp"))
     monkeypatch.setattr(_persistence, "_stores", {})  # any other runtime: nothing to write
     assert persist_dev_state() == 0
+
+
+def test_the_servers_journal_answers_everything_the_tools_node_asks() -> None:
+    """ServerJournal stands in for the store's journal: every CallJournal method is there."""
+    from agentcli.journal import CallJournal
+    from agentcli.serverjournal import ServerJournal
+
+    wanted = [name for name in vars(CallJournal) if not name.startswith("_")]
+    assert wanted and all(callable(getattr(ServerJournal, name, None)) for name in wanted)
