@@ -247,7 +247,9 @@ def test_a_failed_model_call_is_one_line_and_run_thread_retries_it(
 
 def test_a_second_client_on_a_running_thread_is_refused(dev: DevServer, cli: Agent) -> None:
     client = get_sync_client(url=dev.url, api_key=None)
-    dev.model.push(hang(2))  # the model answers after 2 s (an error: the run fails)
+    # the model answers after 8 s (an error: the run fails): long enough for a second
+    # agentcli to start and ask on a loaded machine
+    dev.model.push(hang(8))
     thread = client.threads.create(metadata={"graph_id": "agent", "title": "slow"})
     message = {"messages": [{"role": "user", "content": "take your time"}]}
     run = client.runs.create(thread["thread_id"], "agent", input=message)

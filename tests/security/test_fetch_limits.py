@@ -207,7 +207,9 @@ def test_compression_bombs_fit_in_bounded_memory(site: str) -> None:
     assert results[0].startswith("error") and "'zstd'" in results[0]
     assert results[1].startswith("success") and f"after {MAX_BYTES} bytes" in results[1]
     assert results[2].startswith("success")
-    assert int(peak) < 200, f"peak memory {peak} MB"
+    # bounded, not small: each bomb decodes to 1 GiB (the old code held 2.1 GB); the peak is
+    # 85 MB on an idle machine, and up to about 250 MB was seen under a loaded test run
+    assert int(peak) < 400, f"peak memory {peak} MB"
 
 
 @contextmanager
