@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 import ssl
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ import httpx
 import pytest
 import trustme
 
+from tests.tooling import local_http
 from tools.addresses import Refused, destinations, non_public
 from tools.context import ToolContext
 from tools.urls import parse_url
@@ -64,12 +64,8 @@ class Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with local_http(Handler) as httpd:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
 
 
 @pytest.fixture
@@ -292,13 +288,12 @@ def tls_server() -> Iterator[tuple[int, trustme.CA, list[str]]]:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ca.issue_cert("pinned.test").configure_cert(context)
     context.sni_callback = lambda sock, name, ctx: names.append(str(name))  # type: ignore[assignment,misc]
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), TLSHandler)
-    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield int(httpd.server_address[1]), ca, names
-    httpd.shutdown()
-    httpd.server_close()
+
+    def tls(httpd: ThreadingHTTPServer) -> None:
+        httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+
+    with local_http(TLSHandler, tls) as httpd:
+        yield int(httpd.server_address[1]), ca, names
 
 
 @pytest.mark.parametrize("name", ["pinned.test", "other.test"])

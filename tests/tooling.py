@@ -6,7 +6,11 @@ fixture. The application never imports this module (it needs pytest).
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +72,22 @@ def tool_env(tmp_path: Path) -> ToolEnv:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     return ToolEnv(ToolContext(workspace=workspace))
+
+
+@contextmanager
+def local_http(
+    handler: type[BaseHTTPRequestHandler],
+    wrap: Callable[[ThreadingHTTPServer], None] | None = None,
+) -> Iterator[ThreadingHTTPServer]:
+    """A web server on 127.0.0.1 (a free port) answering with ``handler``, in a thread; ``wrap``
+    may change it before it serves (e.g. TLS on its socket). Stopped at the end."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    if wrap is not None:
+        wrap(httpd)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield httpd
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -26,8 +26,8 @@ import fnmatch
 import os
 import posixpath
 import stat
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,6 +58,25 @@ class Located:
 def open_dir(name: str, dir_fd: int) -> int:
     """The folder ``name`` in the open folder ``dir_fd``, opened without following a link."""
     return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+
+
+def _descend(dir_fd: int, names: Sequence[str], create: bool = False) -> int:
+    """The folder reached from ``dir_fd`` through ``names``, each opened without following a
+    link (and made first if ``create``; one made meanwhile by someone else is used if it is a
+    folder), in a new descriptor; ``dir_fd`` stays open. Raises OSError, closing what it opened."""
+    fd = os.dup(dir_fd)
+    try:
+        for name in names:
+            if create:
+                with suppress(FileExistsError):
+                    os.mkdir(name, 0o777, dir_fd=fd)
+            new = open_dir(name, fd)
+            os.close(fd)
+            fd = new
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _outside(path: str, root: str) -> ToolError:
@@ -130,14 +149,9 @@ class _Walk:
 
     def _reopen(self) -> None:
         """Open the current folder again from the root (after ``..``), without links."""
-        fd = os.dup(self.root_fd)
         try:
-            for name in self.stack:
-                new = open_dir(name, fd)
-                os.close(fd)
-                fd = new
+            fd = _descend(self.root_fd, self.stack)
         except OSError as exc:
-            os.close(fd)
             raise ToolError(f"path '{self.path}' changed while it was opened: {exc}") from exc
         os.close(self.fd)
         self.fd = fd
@@ -233,21 +247,11 @@ def _walk(root_fd: int, workspace: Path, path: str) -> Located:
 
 
 def _make_dirs(found: Located) -> Located:
-    """Make the missing folders of a walked path, each opened without following a link (one
-    made meanwhile by someone else is used if it is a folder); the located last name, in a
+    """Make the missing folders of a walked path (see _descend); the located last name, in a
     new descriptor (``found``'s stays open)."""
-    fd = os.dup(found.dir_fd)
     try:
-        for name in found.missing[:-1]:
-            try:
-                os.mkdir(name, 0o777, dir_fd=fd)
-            except FileExistsError:
-                pass
-            new = open_dir(name, fd)
-            os.close(fd)
-            fd = new
+        fd = _descend(found.dir_fd, found.missing[:-1], create=True)
     except OSError as exc:
-        os.close(fd)
         raise ToolError(f"cannot create the folders of '{found.rel}': {exc.strerror}") from exc
     return Located(fd, found.missing[-1], found.rel, False, found.missing[-1:])
 

@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING
 
 import pytest
@@ -25,6 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tools.web
+from tests.tooling import local_http
 from tools.decoding import Inflate
 from tools.web import MAX_BYTES, fetch_url
 
@@ -131,13 +132,8 @@ class Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with local_http(Handler) as httpd:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
 
 
 @pytest.fixture

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from hypothesis import strategies as st
 from agentcli.policy import Policy
 from tests.e2e.conftest import Agent
 from tests.scripted_server import text, tool_calls
+from tests.tooling import local_http
 from tools.addresses import Refused, destinations, non_public
 from tools.urls import UnsafeURL, host_of, normalise_host, parse_url
 
@@ -377,12 +377,8 @@ class Handler(BaseHTTPRequestHandler):
 def site() -> Iterator[int]:
     """A web server on 127.0.0.1: its port; Handler.seen lists what it was asked."""
     Handler.seen.clear()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield int(httpd.server_address[1])
-    httpd.shutdown()
-    httpd.server_close()
+    with local_http(Handler) as httpd:
+        yield int(httpd.server_address[1])
 
 
 def configure(agent: Agent, *rules: dict[str, str], private: bool) -> None:
