@@ -76,8 +76,10 @@ class NapModel(BaseChatModel):
         if isinstance(messages[-1], ToolMessage):
             reply = AIMessage(f"all {CALLS} naps done")
         else:
-            calls = [{"name": "nap", "args": {"n": i}, "id": f"nap_{turn}_{i}", "type": "tool_call"}
-                     for i in range(CALLS)]
+            calls = [
+                {"name": "nap", "args": {"n": i}, "id": f"nap_{turn}_{i}", "type": "tool_call"}
+                for i in range(CALLS)
+            ]
             reply = AIMessage("", tool_calls=calls)
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
@@ -142,16 +144,22 @@ def main() -> None:
         policy = measure(False, repeat, not args.quick, Path(tmp))
         person = measure(True, repeat, not args.quick, Path(tmp))
     rows = []
-    for name, data in [("policy-approved: send() to the answer", policy),
-                       ("person-approved: decide() to the answer", person)]:
+    for name, data in [
+        ("policy-approved: send() to the answer", policy),
+        ("person-approved: decide() to the answer", person),
+    ]:
         ms = median(data["run"])
-        rows.append([name, ms, min(data["run"]), median(data["span"]), GOAL_MS,
-                     verdict(ms, GOAL_MS)])
+        rows.append(
+            [name, ms, min(data["run"]), median(data["span"]), GOAL_MS, verdict(ms, GOAL_MS)]
+        )
     parked = person["park"]
-    rows.append(["person-approved: send() to the review", median(parked), min(parked), None,
-                 None, ""])
-    print(f"{machine()}; {CALLS} calls of a {NAP_S} s tool in one model turn;"
-          f" {repeat} turns on each path\n")
+    rows.append(
+        ["person-approved: send() to the review", median(parked), min(parked), None, None, ""]
+    )
+    print(
+        f"{machine()}; {CALLS} calls of a {NAP_S} s tool in one model turn;"
+        f" {repeat} turns on each path\n"
+    )
     print(table(["path", "median ms", "min ms", "tools span ms", "goal ms", "met"], rows))
 
 

@@ -84,10 +84,21 @@ def main() -> None:
         env = cli_env(home, server.base_url)
         commands = {
             f"`agentcli run {MESSAGE}`": [AGENTCLI, "run", MESSAGE],
-            "bench/minimal.py": [sys.executable, MINIMAL, server.base_url, str(home / "m.db"),
-                                 MESSAGE],
-            "bench/minimal.py --gc": [sys.executable, MINIMAL, server.base_url,
-                                      str(home / "g.db"), MESSAGE, "--gc"],
+            "bench/minimal.py": [
+                sys.executable,
+                MINIMAL,
+                server.base_url,
+                str(home / "m.db"),
+                MESSAGE,
+            ],
+            "bench/minimal.py --gc": [
+                sys.executable,
+                MINIMAL,
+                server.base_url,
+                str(home / "g.db"),
+                MESSAGE,
+                "--gc",
+            ],
         }
         if llm:
             user = home / "llm"
@@ -105,8 +116,9 @@ def main() -> None:
         served = len(commands) * (rounds + (not args.quick))
         assert len(server.requests) == served and not server.pending, "a command made no call"
         names = list(commands)
-        unstreamed = {names[i % len(names)] for i, r in enumerate(server.requests)
-                      if not r.get("stream")}
+        unstreamed = {
+            names[i % len(names)] for i, r in enumerate(server.requests) if not r.get("stream")
+        }
     ours = median(times[next(iter(commands))])
     rows = []
     for name, ms in times.items():

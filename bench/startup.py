@@ -70,7 +70,12 @@ def chat_once(env: dict[str, str], cwd: Path) -> tuple[float, float]:
     MESSAGE is typed as soon as the prompt is there."""
     start = time.perf_counter()
     child = pexpect.spawn(
-        AGENTCLI, ["chat"], env=env, cwd=str(cwd), encoding="utf-8", timeout=30,
+        AGENTCLI,
+        ["chat"],
+        env=env,
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=30,
         dimensions=(40, 120),
     )
     try:
@@ -103,10 +108,22 @@ def chat(rounds: int, warmup: bool, home: Path) -> str:
                 run.append(run_ms)
         assert len(server.requests) == 2 * (rounds + warmup) and not server.pending
     rows = [
-        ["chat: launch to prompt ready", median(ready), min(ready), None, PROMPT_GOAL_MS,
-         verdict(median(ready), PROMPT_GOAL_MS)],
-        ["chat: launch to answer, message typed at the prompt", median(answer), min(answer),
-         median(answer) / median(run), None, ""],
+        [
+            "chat: launch to prompt ready",
+            median(ready),
+            min(ready),
+            None,
+            PROMPT_GOAL_MS,
+            verdict(median(ready), PROMPT_GOAL_MS),
+        ],
+        [
+            "chat: launch to answer, message typed at the prompt",
+            median(answer),
+            min(answer),
+            median(answer) / median(run),
+            None,
+            "",
+        ],
         [f"`agentcli run {MESSAGE}` (whole command)", median(run), min(run), 1.0, None, ""],
     ]
     return table(["measure", "median ms", "min ms", "x run", "goal ms", "met"], rows)
@@ -124,8 +141,10 @@ def main() -> None:
         home = Path(tmp)
         print(f"Short commands ({rounds} interleaved rounds):\n")
         print(commands(rounds, not args.quick, home))
-        print(f"\nInteractive chat against the scripted server ({chats} sessions, each followed"
-              " by one run):\n")
+        print(
+            f"\nInteractive chat against the scripted server ({chats} sessions, each followed"
+            " by one run):\n"
+        )
         print(chat(chats, not args.quick, home))
 
 

@@ -111,8 +111,19 @@ def turns(kind: str, sizes: list[int], repeat: int, tmp: Path) -> list[list[Any]
         framework = [wall - model for wall, model in zip(walls, models, strict=True)]
         ms = median(framework)
         first = rows[0][4] if rows else ms
-        rows.append([f"{kind} turns", size, median(walls), median(models), ms, min(framework),
-                     ms / first, TURN_GOAL_MS, verdict(ms, TURN_GOAL_MS)])
+        rows.append(
+            [
+                f"{kind} turns",
+                size,
+                median(walls),
+                median(models),
+                ms,
+                min(framework),
+                ms / first,
+                TURN_GOAL_MS,
+                verdict(ms, TURN_GOAL_MS),
+            ]
+        )
     messages = len(s.state().values["messages"])
     assert messages == history * (4 if kind == "tool" else 2), messages
     s.store.close()
@@ -131,22 +142,35 @@ def threads(count: int, rounds: int, warmup: bool, home: Path) -> tuple[str, str
         send(s, i)
     built = time.perf_counter() - start
     s.store.close()
-    listed = subprocess.run([AGENTCLI, "threads", "list", "--json"], env=env, cwd=home,
-                            capture_output=True, text=True, check=True)
+    listed = subprocess.run(
+        [AGENTCLI, "threads", "list", "--json"],
+        env=env,
+        cwd=home,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert len(json.loads(listed.stdout)) == count, listed.stdout[-500:]
     commands = {
         f"`agentcli threads list`, {count} threads": [AGENTCLI, "threads", "list"],
         "`agentcli threads list`, no thread (--db)": [
-            AGENTCLI, "threads", "list", "--db", str(home / "empty.db")],
+            AGENTCLI,
+            "threads",
+            "list",
+            "--db",
+            str(home / "empty.db"),
+        ],
     }
     times = interleaved(commands, rounds, env, home, warmup=warmup)
     rows = []
     for name, ms in times.items():
         goal = LIST_GOAL_MS if "no thread" not in name else None
         rows.append([name, median(ms), min(ms), goal, verdict(median(ms), goal) if goal else ""])
-    note = (f"{count} threads written in {built:.1f} s ({built / count * 1000:.1f} ms each),"
-            f" database {db.stat().st_size / 1e6:.1f} MB; {rounds} interleaved rounds,"
-            f" timed with {timer_name()}")
+    note = (
+        f"{count} threads written in {built:.1f} s ({built / count * 1000:.1f} ms each),"
+        f" database {db.stat().st_size / 1e6:.1f} MB; {rounds} interleaved rounds,"
+        f" timed with {timer_name()}"
+    )
     return note, table(["command", "median ms", "min ms", "goal ms", "met"], rows)
 
 
@@ -166,10 +190,21 @@ def main() -> None:
     print(f"{machine()}\n")
     with tempfile.TemporaryDirectory(prefix="agentcli-bench-") as tmp:
         rows = turns("chat", sizes, repeat, Path(tmp)) + turns("tool", sizes, repeat, Path(tmp))
-        print(f"Session.send() per turn, scripted model in process ({repeat} turns timed at each"
-              " size); median ms is the framework's part: the turn less its model calls\n")
-        header = ["turn kind", "turns of history", "turn ms", "model ms", "median ms",
-                  "min ms", "x first size", "goal ms", "met"]
+        print(
+            f"Session.send() per turn, scripted model in process ({repeat} turns timed at each"
+            " size); median ms is the framework's part: the turn less its model calls\n"
+        )
+        header = [
+            "turn kind",
+            "turns of history",
+            "turn ms",
+            "model ms",
+            "median ms",
+            "min ms",
+            "x first size",
+            "goal ms",
+            "met",
+        ]
         print(table(header, rows))
         note, listing = threads(count, rounds, not args.quick, Path(tmp) / "home")
         print(f"\n`agentcli threads list`: {note}\n")

@@ -41,6 +41,9 @@ def _isolated_home(
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "backends: run on SQLite and on PostgreSQL")
+    config.addinivalue_line(
+        "markers", "slow: left out of the default run (CI); `pytest -m slow` runs them"
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -8,4 +8,33 @@ got through.
 
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
 from tests.e2e.conftest import agent, server  # noqa: F401 - the e2e fixtures, shared here
+
+HERE = Path(__file__).parent
+SAMPLE = 3
+"""In the default run, one payload in SAMPLE of each test that drives the installed command
+(`agent`) over a payload list; the others are marked slow (`pytest -m slow` runs them, as
+does `bash .ci/slow`). Every payload still runs in the default run wherever a test checks it
+in process (the policy, the tools, the renderers), which takes milliseconds."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    sampled = [item for item in items if _drives_the_command(item)]
+    cases = Counter(item.nodeid.split("[")[0] for item in sampled)
+    for item in sampled:
+        many = cases[item.nodeid.split("[")[0]] > SAMPLE  # a short list runs whole
+        if many and sum(item.callspec.indices.values()) % SAMPLE:  # type: ignore[attr-defined]
+            item.add_marker(pytest.mark.slow)
+
+
+def _drives_the_command(item: pytest.Item) -> bool:
+    return (
+        getattr(item, "callspec", None) is not None
+        and "agent" in getattr(item, "fixturenames", ())
+        and HERE in Path(item.path).parents
+    )
