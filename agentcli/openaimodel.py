@@ -43,11 +43,8 @@ _METADATA = {"model_provider": "openai"}  # what langchain-openai puts on every 
 
 def _continuation(delta: Mapping[str, Any]) -> tuple[int, str] | None:
     """(index, text) when a streamed delta only continues one call's arguments, else None."""
-    if set(delta) - {"tool_calls", "content", "role", "function_call", "refusal"}:
-        return None
-    if delta.get("content") or delta.get("role") or delta.get("function_call"):
-        return None
-    if delta.get("refusal"):
+    # every other field (content, role, refusal, audio, ...) empty: the chunk is the call's
+    if any(value not in (None, "") for key, value in delta.items() if key != "tool_calls"):
         return None
     calls = delta.get("tool_calls")
     if not isinstance(calls, list) or len(calls) != 1 or not isinstance(calls[0], Mapping):

@@ -36,7 +36,7 @@ NOT_JSON = '{"path": "c.txt", "content": "cut off here'  # invalid JSON, repaire
 
 def raw_chunk(delta: dict[str, Any], finish: str | None = None, usage: Any = None) -> dict:
     """An OpenAI chunk as the client's model_dump gives it: every delta field present."""
-    full = {"content": None, "function_call": None, "refusal": None, "role": None}
+    full = {"audio": None, "content": None, "function_call": None, "refusal": None, "role": None}
     full["tool_calls"] = None
     choice = {"index": 0, "delta": {**full, **delta}, "logprobs": None, "finish_reason": finish}
     return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m",
@@ -139,6 +139,7 @@ def test_every_fragment_chunk_equals_langchains_but_for_the_repair() -> None:
         {**call_delta(0, "x"), "content": "hi"},  # text with it
         {"tool_calls": [call_delta(0, "a")["tool_calls"][0], call_delta(1, "b")["tool_calls"][0]]},
         {"content": "just text"},
+        {**call_delta(0, "x"), "audio": {"id": "a"}},  # something langchain-openai may read
     ],
 )
 def test_anything_but_a_bare_fragment_goes_through_langchain(delta) -> None:
@@ -218,3 +219,20 @@ def test_a_text_answer_streams_token_by_token() -> None:
         chat = make_model(Settings(base_url=server.base_url, model="m"))
         answer, _, tokens = run(chat)
     assert answer.content == "hello there" and tokens == ["hel", "lo ", "the", "re"]
+
+
+def test_the_servers_argument_fragments_take_the_fast_path(monkeypatch) -> None:
+    """Real chunks (the OpenAI client's, with all their empty fields) skip the repair."""
+    made: list[str] = []
+    original = openaimodel._fragment_chunk
+    monkeypatch.setattr(
+        openaimodel, "_fragment_chunk", lambda i, a: made.append(a) or original(i, a)
+    )
+    args = json.dumps(ARGS[0])
+    with ScriptedServer(piece=10) as server:
+        server.push(tool_calls(("write_file", ARGS[0])))
+        chat = make_model(Settings(base_url=server.base_url, model="m"))
+        answer, _, _ = run(chat)
+    assert answer.tool_calls[0]["args"] == ARGS[0]
+    fragments = -(-len(args) // 10)
+    assert len(made) >= fragments  # each fragment built without repair, then the joined ones
