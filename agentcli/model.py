@@ -22,10 +22,12 @@ def make_model(settings: Settings) -> BaseChatModel:
         raise ConfigError(
             "no API key: set OPENAI_API_KEY, or point --base-url at an OpenAI-compatible server"
         )
-    from langchain_openai import ChatOpenAI
     from pydantic import SecretStr
 
-    return ChatOpenAI(
+    from agentcli.openaimodel import StreamingChatOpenAI
+
+    # ChatOpenAI, with big streamed tool-call arguments in time linear in their size
+    return StreamingChatOpenAI(
         model=settings.model,
         base_url=endpoint(settings),
         # local servers need no key, but the client insists on one

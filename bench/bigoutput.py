@@ -36,7 +36,7 @@ from tests.scripted_server import ScriptedServer, text, tool_calls
 
 KB = 1000
 MB = 1000 * KB
-SIZES = {"answer": [100 * KB, MB, 5 * MB, 10 * MB], "write_file": [10 * KB, 100 * KB, MB]}
+SIZES = {"answer": [100 * KB, MB, 5 * MB, 10 * MB], "write_file": [100 * KB, MB, 10 * MB]}
 QUICK = {"answer": [10 * KB, 100 * KB], "write_file": [10 * KB, 100 * KB]}
 LINE = 'line {:07d}: a "quoted" word, a back\\slash, café ✓ and some plain text to fill\n'
 
