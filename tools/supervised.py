@@ -111,6 +111,18 @@ def _send(call: socket.socket, output: int) -> None:
                     raise
 
 
+def _forget(last: bool) -> None:
+    """Drop the supervisor that ended while a call waited to start, so that the next call
+    starts a new one; on the ``last`` try, say so."""
+    global _supervisor
+    with _lock:
+        if _supervisor is not None:
+            _supervisor.control.close()
+            _supervisor = None
+    if last:
+        raise OSError("the process supervisor ended before the command started")
+
+
 class Supervised:
     """One command under a call supervisor; its output (stdout and stderr) in ``stdout``.
 
@@ -129,17 +141,25 @@ class Supervised:
     ) -> None:
         self.returncode: int | None = None
         self._leftovers = False
-        self._buffer = b""
-        self._sock, theirs = socket.socketpair()
-        read_end, write_end = os.pipe()
-        self.stdout: IO[bytes] = os.fdopen(read_end, "rb", buffering=0)
-        try:
+        for attempt in (1, 2):
+            self._buffer = b""
+            self._sock, theirs = socket.socketpair()
+            read_end, write_end = os.pipe()
+            self.stdout: IO[bytes] = os.fdopen(read_end, "rb", buffering=0)
             try:
                 _send(theirs, write_end)
             finally:
                 theirs.close()
                 os.close(write_end)
-            _, pid, started = self._line().split()
+            try:
+                head = self._line()
+                break
+            except EOFError:  # a dying supervisor took the call: nothing of it started
+                self._sock.close()
+                self.stdout.close()
+                _forget(attempt == 2)
+        try:
+            _, pid, started = head.split()
             self.pid, self.start_time = int(pid), started
             if on_process is not None:
                 on_process(self.pid, self.start_time)
