@@ -14,6 +14,14 @@ if TYPE_CHECKING:
     from tests.tooling import ToolEnv
 
 
+def gone(pid: int, within: float = 2) -> bool:
+    """Whether process ``pid`` is over within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -56,11 +64,7 @@ def test_timeout_kills_the_process_group(tool_env: ToolEnv) -> None:
         "timed out after 1s: the command and its child processes were killed"
     )
     assert "started" in message.content
-    child = int(pid_file.read_text())
-    deadline = time.monotonic() + 2
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(child)
+    assert gone(int(pid_file.read_text()))
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc to find the child")
@@ -70,11 +74,7 @@ def test_background_processes_do_not_outlive_the_command(tool_env: ToolEnv) -> N
     message = tool_env(shell, command=f"sleep 30 & echo $! > {pid_file}; echo ok", timeout=20)
     assert time.monotonic() - started < 5
     assert message.content.startswith("exit code 0 (background processes it left running")
-    child = int(pid_file.read_text())
-    deadline = time.monotonic() + 2
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(child)
+    assert gone(int(pid_file.read_text()))
 
 
 def test_default_timeout_comes_from_the_context(tool_env: ToolEnv) -> None:
@@ -129,11 +129,7 @@ def test_a_process_that_left_the_session_is_stopped_with_the_command(tool_env: T
         shell, command=f"setsid -f sh -c 'echo $$ > {pid_file}; sleep 30'; sleep 0.2"
     )
     assert message.content.startswith("exit code 0 (background processes it left running")
-    child = int(pid_file.read_text())
-    deadline = time.monotonic() + 2
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(child)
+    assert gone(int(pid_file.read_text()))
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")

@@ -53,6 +53,16 @@ def exported(agent: Agent, thread: str) -> list[dict]:
     return json.loads(agent.run("threads", "export", thread, "--format", "json").stdout)["messages"]
 
 
+def killed_mid_call(agent: Agent) -> str:
+    """`run -y` killed while its approved shell call runs (it wrote ran.log and waits for
+    `go`): the thread's id."""
+    ws = agent.workspace
+    agent.server.push(tool_calls(("shell", {"command": f"echo x >> ran.log; {WAIT_FOR_GO}"})))
+    child = start(agent, "run", "run it", "-y")
+    kill_when(child, lambda: (ws / "ran.log").exists())
+    return str(only_thread(agent)["thread_id"])
+
+
 def test_killed_while_the_model_streams(agent: Agent) -> None:
     agent.server.push(hang(30))
     child = start(agent, "run", "remember the milk", "-y")
@@ -67,10 +77,7 @@ def test_killed_while_the_model_streams(agent: Agent) -> None:
 
 def test_killed_while_an_approved_tool_runs(agent: Agent) -> None:
     ws = agent.workspace
-    agent.server.push(tool_calls(("shell", {"command": f"echo x >> ran.log; {WAIT_FOR_GO}"})))
-    child = start(agent, "run", "run it", "-y")
-    kill_when(child, lambda: (ws / "ran.log").exists())
-    thread = only_thread(agent)["thread_id"]
+    thread = killed_mid_call(agent)
     # resumed with the same flags: the cut-off call is asked about, not re-run
     parked = agent.run("run", "--thread", thread, "-y", "-o", "json")
     assert parked.returncode == 3, parked.stderr
@@ -144,13 +151,9 @@ def test_a_cut_off_call_is_pending_at_once_everywhere_and_can_be_marked_done(
     agent: Agent,
 ) -> None:
     ws = agent.workspace
-    agent.server.push(tool_calls(("shell", {"command": f"echo x >> ran.log; {WAIT_FOR_GO}"})))
-    child = start(agent, "run", "run it", "-y")
-    kill_when(child, lambda: (ws / "ran.log").exists())
+    thread = killed_mid_call(agent)
     # no run in between: the index, the review list and the chat all show it straight away
-    row = only_thread(agent)
-    assert row["status"] == "awaiting_approval"
-    thread = row["thread_id"]
+    assert only_thread(agent)["status"] == "awaiting_approval"
     (listed,) = json.loads(agent.run("review", thread, "--json").stdout)
     assert listed["call_id"] == "call_1" and listed["rerun"] == "started"
     assert len(agent.server.requests) == 1  # nothing asked the model since the kill
@@ -172,10 +175,7 @@ def test_a_cut_off_call_is_pending_at_once_everywhere_and_can_be_marked_done(
 
 def test_review_done_decides_a_cut_off_call_from_a_script(agent: Agent) -> None:
     ws = agent.workspace
-    agent.server.push(tool_calls(("shell", {"command": f"echo x >> ran.log; {WAIT_FOR_GO}"})))
-    child = start(agent, "run", "run it", "-y")
-    kill_when(child, lambda: (ws / "ran.log").exists())
-    thread = only_thread(agent)["thread_id"]
+    thread = killed_mid_call(agent)
     parked = agent.run("run", "--thread", thread, "-y", "-o", "json")
     assert parked.returncode == 3 and len(agent.server.requests) == 1
     agent.server.push(text("Fine."))

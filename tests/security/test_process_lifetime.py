@@ -88,14 +88,7 @@ def test_a_running_command_dies_with_agentcli(agent: Agent, signum: signal.Signa
         f"sleep 3; echo finished > {finished}; : {marker}"
     )
     agent.server.push(tool_calls(("shell", {"command": command})), text("done"))
-    process = subprocess.Popen(
-        [AGENTCLI, "run", "go", "-y", "-o", "json"],
-        env=agent.env,
-        cwd=agent.workspace,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process = _run_go(agent, subprocess.PIPE)
     try:
         assert _wait_for(lambda: len(_marked(marker)) >= 2, 30), "the command never started"
         process.send_signal(signum)
@@ -142,19 +135,24 @@ def test_a_command_that_kills_its_own_group_does_not_take_the_supervisor(agent: 
     assert not target.exists() and _marked(marker) == []
 
 
+def _run_go(agent: Agent, output: int) -> subprocess.Popen[bytes]:
+    """`agentcli run go -y` started in the workspace, its output to ``output``."""
+    return subprocess.Popen(
+        [AGENTCLI, "run", "go", "-y", "-o", "json"],
+        env=agent.env,
+        cwd=agent.workspace,
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=output,
+    )
+
+
 def _first_run(agent: Agent, marker: str) -> tuple[subprocess.Popen[bytes], tuple[int, int]]:
     """agentcli running a shell call whose tree holds ``marker``, and (the call supervisor's
     pid, the supervisor's) as the journal recorded them before the command started."""
     command = f"echo x >> ran.log; sh -c 'sleep 60; : {marker}' & [ -e go ] || sleep 60; : {marker}"
     agent.server.push(tool_calls(("shell", {"command": command})), text("done"))
-    process = subprocess.Popen(
-        [AGENTCLI, "run", "go", "-y", "-o", "json"],
-        env=agent.env,
-        cwd=agent.workspace,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = _run_go(agent, subprocess.DEVNULL)
     assert _wait_for(lambda: len(_marked(marker)) >= 2, 30), "the command never started"
     store = agent.store()
     try:
