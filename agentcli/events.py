@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
 
@@ -14,6 +15,15 @@ class Event:
     @property
     def type(self) -> str:
         return _snake(type(self).__name__)
+
+
+@dataclass
+class Start(Event):
+    """The first event of a scripted run (`run --output jsonl`): the thread it drives,
+    known before anything is sent, so a script can name it whatever happens next."""
+
+    thread_id: str
+    new: bool  # the run starts this thread (it has no messages yet)
 
 
 @dataclass
@@ -58,15 +68,63 @@ class ToolOutput(Event):
     text: str
 
 
+class RunStatus(StrEnum):
+    """How a run ended (`status` in `run --output json`)."""
+
+    DONE = "done"
+    INCOMPLETE = "incomplete"  # the server cut the answer off (max_tokens, a full context)
+    AWAITING_APPROVAL = "awaiting_approval"
+    ERROR = "error"
+
+
+@dataclass
+class Retry(Event):
+    """A model request failed and is tried again: what failed, and which try comes next."""
+
+    error: str
+    attempt: int
+    attempts: int
+    change: str = ""  # what this try does differently (no streaming, empty content)
+
+
+@dataclass
+class AnswerCutOff(Event):
+    """The server cut the answer off (`length`: max_tokens or a full context; `truncated`):
+    the run ends `incomplete`, and the calls it named (`dropped_calls`) did not run."""
+
+    reason: str
+    dropped_calls: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Compacted(Event):
+    """The older messages were summarised to fit the context window (the thread keeps them):
+    the model is now sent the summary and the messages from number `upto` on."""
+
+    upto: int
+    reason: str  # "threshold", "overflow" (the server refused a request) or "command"
+    tokens_before: int | None = None  # the request's estimated tokens, before and after
+    tokens_after: int | None = None
+    window: int | None = None
+
+
 @dataclass
 class Done(Event):
-    """The run stopped: finished (`done`) or waiting at a review (`awaiting_approval`)."""
+    """The run stopped: finished (`done`), cut off (`incomplete`: see AnswerCutOff) or
+    waiting at a review (`awaiting_approval`)."""
 
     thread_id: str
-    status: str
+    status: RunStatus
     final: str
     usage: dict[str, Any] = field(default_factory=dict)  # tokens, and cost_usd if priced
     pending: list[dict[str, Any]] = field(default_factory=list)
+
+
+def add_usage_value(key: str, total: Any, value: Any) -> Any:
+    """Usage added up: tokens are summed; `estimated` holds if any part was estimated."""
+    if key == "estimated":
+        return bool(total) or bool(value)
+    return (total or 0) + value
 
 
 def _snake(name: str) -> str:

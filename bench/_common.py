@@ -20,7 +20,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # tests.scripted_server, agentcli and tools from this checkout
+sys.path.insert(
+    0, str(ROOT)
+)  # tests.helpers.scripted_server, agentcli and tools from this checkout
 
 AGENTCLI = str(Path(sys.executable).parent / "agentcli")  # the installed command, same venv
 HYPERFINE = shutil.which("hyperfine")

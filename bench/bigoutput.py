@@ -1,6 +1,6 @@
 """Big outputs end to end: a long answer and a big write_file, streamed (issue 13, item 14).
 
-Each case queues a reply on the scripted server (tests/scripted_server.py) streamed in
+Each case queues a reply on the scripted server (tests/helpers/scripted_server.py) streamed in
 fragments of --piece characters (64: a few tokens, as real servers send them) and runs the
 installed command, `agentcli run MESSAGE -o json --auto-approve`, in a private home:
 
@@ -32,7 +32,7 @@ from pathlib import Path
 
 from _common import AGENTCLI, ROOT, cli_env, machine, median, table
 
-from tests.scripted_server import ScriptedServer, text, tool_calls
+from tests.helpers.scripted_server import ScriptedServer, text, tool_calls
 
 KB = 1000
 MB = 1000 * KB

@@ -3,7 +3,7 @@
 It imports langgraph and langchain_openai, builds a one-node StateGraph compiled with a
 SqliteSaver, makes one streamed ChatOpenAI call in a new thread and prints the answer.
 With --gc it also handles Python's garbage collector the way agentcli does
-(agentcli/cli/gcpolicy.py: off while importing, frozen at exit), for a like-for-like floor.
+(agentcli/cli/gc_tuning.py: off while importing, frozen at exit), for a like-for-like floor.
 
     .venv/bin/python bench/minimal.py BASE_URL DB_FILE MESSAGE [--gc]
 """

@@ -34,9 +34,9 @@ from langchain_core.tools import tool
 
 from agentcli.config import Settings
 from agentcli.events import ReviewRequest, ToolResult
-from agentcli.policy import Policy
-from agentcli.session import Session
-from agentcli.sqlitestore import SqliteStore
+from agentcli.policy.approval_policy import Policy
+from agentcli.session.local import Session
+from agentcli.threads.sqlite_backend import SqliteStore
 
 CALLS = 4
 NAP_S = 0.5

@@ -3,7 +3,7 @@
 Each round runs, one after another and once each (hyperfine when installed):
 
 - `agentcli run hi`: the installed command, a private home, the scripted server
-  (tests/scripted_server.py) answering one streamed text reply;
+  (tests/helpers/scripted_server.py) answering one streamed text reply;
 - bench/minimal.py: the least a script can do with the same libraries (import langgraph and
   langchain_openai, a one-node StateGraph compiled with a SqliteSaver, one streamed
   ChatOpenAI call). Goal: `agentcli run` takes at most 1.10 times as long;
@@ -43,7 +43,7 @@ from _common import (
     verdict,
 )
 
-from tests.scripted_server import ScriptedServer, text
+from tests.helpers.scripted_server import ScriptedServer, text
 
 MESSAGE = "hi"
 GOAL_RATIO = 1.10

@@ -5,7 +5,7 @@ Commands: `agentcli --help`, `agentcli threads list` (an empty database) and `ag
 and `python -c "import typer, rich.console"`. Rounds interleave the five commands; medians.
 
 Chat: `agentcli chat` in a terminal (pexpect) against the scripted model server
-(tests/scripted_server.py). It measures the time from spawn until the prompt `you>` shows
+(tests/helpers/scripted_server.py). It measures the time from spawn until the prompt `you>` shows
 (goal: 150 ms; heavy imports may go on in the background), and until the answer shows when a
 message is typed as soon as the prompt is there. Beside it, interleaved: the wall time of
 `agentcli run` with the same message and the same answer.
@@ -38,7 +38,7 @@ from _common import (
     verdict,
 )
 
-from tests.scripted_server import ScriptedServer, text
+from tests.helpers.scripted_server import ScriptedServer, text
 
 PROMPT = "you>"  # as tests/e2e/test_chat.py detects it
 MESSAGE = "hi"

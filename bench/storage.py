@@ -7,7 +7,7 @@ measures the database on disk (WAL checkpointed first), the median time of
 `session.state()` on a fresh Store and Session (what a resume reads), and the mean
 time of the last 10 turns written. State schemas run side by side, each in its own
 process: `baseline` (plain add_messages and operator.add, as before DeltaChannel),
-`current` (agentcli/state.py as it is) and, with --snapshot-every, DeltaChannels with
+`current` (agentcli/agent/state.py as it is) and, with --snapshot-every, DeltaChannels with
 other snapshot frequencies.
 
     .venv/bin/python bench/storage.py            # 10, 100 and 300 turns
@@ -40,7 +40,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
 from langgraph.channels import DeltaChannel  # noqa: E402
 from langgraph.graph.message import _messages_delta_reducer, add_messages  # noqa: E402
 
-import agentcli.state  # noqa: E402  (nothing may import agentcli.graph before the schema is set)
+import agentcli.agent.state  # noqa: E402  (nothing may import agentcli.agent.graph before the schema is set)
 
 VARIANTS = ("baseline", "current")
 WORDS = "the a thread state message tool call result model answer file line test run".split()
@@ -50,7 +50,7 @@ class BaselineState(TypedDict, total=False):
     """agentcli's state before DeltaChannel: every checkpoint holds the whole lists."""
 
     messages: Annotated[list[AnyMessage], add_messages]
-    allowed_tools: Annotated[list[str], agentcli.state._union]
+    allowed_tools: Annotated[list[str], agentcli.agent.state._union]
     invalid_turns: int
     audit: Annotated[list[dict[str, Any]], operator.add]
     review: dict[str, Any] | None
@@ -101,13 +101,13 @@ def db_bytes(db: Path) -> int:
 
 def delta_state(every: int) -> type:
     """agentcli's state with another snapshot_frequency (for --snapshot-every)."""
-    fields = get_type_hints(agentcli.state.AgentState, include_extras=True)
+    fields = get_type_hints(agentcli.agent.state.AgentState, include_extras=True)
     fields["messages"] = Annotated[
         list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=every)
     ]
     fields["audit"] = Annotated[
         list[dict[str, Any]],
-        DeltaChannel(agentcli.state._extend, snapshot_frequency=max(1, every // 4)),
+        DeltaChannel(agentcli.agent.state._extend, snapshot_frequency=max(1, every // 4)),
     ]
     return TypedDict("DeltaState", fields, total=False)  # type: ignore[operator]
 
@@ -117,14 +117,15 @@ def measure(
 ) -> list[dict[str, Any]]:
     """Build one thread up to max(sizes) turns, measuring at each size (one process)."""
     if variant == "baseline":
-        agentcli.state.AgentState = BaselineState  # type: ignore[misc]
+        agentcli.agent.state.AgentState = BaselineState  # type: ignore[misc]
     elif variant != "current":
-        agentcli.state.AgentState = delta_state(int(variant.removeprefix("every=")))
+        agentcli.agent.state.AgentState = delta_state(int(variant.removeprefix("every=")))
+    from agentcli_tools.calc import calculator
+
     from agentcli.config import Settings
-    from agentcli.policy import Policy
-    from agentcli.session import Session
-    from agentcli.sqlitestore import SqliteStore
-    from tools.calc import calculator
+    from agentcli.policy.approval_policy import Policy
+    from agentcli.session.local import Session
+    from agentcli.threads.sqlite_backend import SqliteStore
 
     db = workdir / f"{variant}.db"
     settings = Settings(db=str(db), model="bench")
@@ -207,7 +208,8 @@ def main() -> None:
                 subprocess.run(child, check=True, capture_output=True, text=True).stdout
             )
     print(
-        f"SNAPSHOT_EVERY={agentcli.state.SNAPSHOT_EVERY}, {'chat' if args.chat else 'tool'} turns,"
+        f"SNAPSHOT_EVERY={agentcli.agent.state.SNAPSHOT_EVERY},"
+        f" {'chat' if args.chat else 'tool'} turns,"
         f" answers of {args.answer_chars} chars,"
         f" Python {sys.version.split()[0]}"
     )

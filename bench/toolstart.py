@@ -30,15 +30,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from _common import ROOT, machine, median, table, verdict
-
-from tools.supervised import Supervised
+from agentcli_tools.supervised import Supervised
 
 BEFORE = str(Path(__file__).with_name("_percommand_supervise.py"))
 COMMAND = ["bash", "-c", "true"]
 GOAL_MS = 10.0  # over the bare Popen
 FIRST = """
 import time
-from tools.supervised import Supervised
+from agentcli_tools.supervised import Supervised
 start = time.perf_counter()
 process = Supervised(["bash", "-c", "true"], grace=0.5, cwd=".", env={"PATH": "/usr/bin:/bin"})
 process.stdout.read()

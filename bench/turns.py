@@ -42,13 +42,13 @@ from _common import (
     timer_name,
     verdict,
 )
+from agentcli_tools.registry import builtin_tools
 from storage import ScriptedModel, text
 
 from agentcli.config import Settings
-from agentcli.policy import Policy
-from agentcli.session import Session
-from agentcli.sqlitestore import SqliteStore
-from tools.registry import builtin_tools
+from agentcli.policy.approval_policy import Policy
+from agentcli.session.local import Session
+from agentcli.threads.sqlite_backend import SqliteStore
 
 TURN_GOAL_MS = 20.0
 LIST_GOAL_MS = 150.0

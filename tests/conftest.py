@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.pg import Cluster, start_cluster
+from tests.helpers.pg import Cluster, start_cluster
 
 BACKENDS = ("sqlite", "postgres")
 
@@ -44,6 +44,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "slow: left out of the default run (CI); `pytest -m slow` runs them"
     )
+    config.addinivalue_line(
+        "markers",
+        "realmodel: against a real model server (tests/realmodel/run.sh); not in the default run",
+    )
+    config.addinivalue_line("markers", "window: the scripted server's context window (e2e)")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -83,4 +88,4 @@ def database(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> st
     return str(tmp_path / "threads.db")
 
 
-pytest_plugins = ["tests.tooling"]  # tool_env: run a tool the way ToolNode does
+pytest_plugins = ["tests.helpers.tooling"]  # tool_env: run a tool the way ToolNode does

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 
-from tools.urls import IPAddress, Target
+from .urls import IPAddress, Target
 
 # IPv6 prefixes that carry an IPv4 address in their last 32 bits
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
@@ -114,10 +114,15 @@ def destinations(target: Target, allow_private: bool) -> list[IPAddress]:
         return addresses
     for address in addresses:
         if kind := non_public(address):
-            raise Refused(
-                f"refusing to fetch {target.url!r}: host '{target.host}' resolves to "
-                f"{address}, a {kind} address; the application does not allow fetching "
-                "private, loopback, link-local or reserved addresses "
-                "(setting tools.allow_private_urls)"
-            )
+            raise Refused(private_refusal(target, str(address), kind))
     return addresses
+
+
+def private_refusal(target: Target, address: str, kind: str) -> str:
+    """Why `target` is not fetched: its host is (or resolves to) a non-public `address`."""
+    where = f"is {address}" if target.address is not None else f"resolves to {address}"
+    return (
+        f"refusing to fetch {target.url!r}: host '{target.host}' {where}, a {kind} address; "
+        "fetching private, loopback, link-local or reserved addresses is turned off "
+        "(the setting [tools] allow_private_urls in the config file is false)"
+    )

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import overload
 
 from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.prebuilt import ToolRuntime
 
-from tools.context import ToolContext
+from .context import ToolContext
 
 Runtime = ToolRuntime[ToolContext]
 """The type of the injected ``runtime`` parameter: LangGraph fills it, the model never sees it."""
@@ -21,17 +22,38 @@ def _error_content(error: ToolException) -> str:
     return f"Error: {error}"
 
 
-def builtin_tool(func: Callable[..., str]) -> BaseTool:
+@overload
+def builtin_tool(func: Callable[..., str]) -> BaseTool: ...
+
+
+@overload
+def builtin_tool(
+    *, precheck: Callable[..., str | None]
+) -> Callable[[Callable[..., str]], BaseTool]: ...
+
+
+def builtin_tool(
+    func: Callable[..., str] | None = None, *, precheck: Callable[..., str | None] | None = None
+) -> BaseTool | Callable[[Callable[..., str]], BaseTool]:
     """Turn a function into a LangChain tool the way all built-in tools are made.
 
     The Google-style docstring becomes the description and the per-argument help. A
     ``ToolError`` becomes a tool message with status "error" whose text starts with "Error:"
     (providers drop the status, so the text has to say it), whatever the ToolNode's
     ``handle_tool_errors`` setting is. Any other exception propagates to the ToolNode.
+    ``precheck``: the tool's precondition, kept in its metadata (tools/preconditions.py).
     """
+    if func is None:
+        return lambda inner: _build(inner, precheck)
+    return _build(func, precheck)
+
+
+def _build(func: Callable[..., str], precheck: Callable[..., str | None] | None) -> BaseTool:
     built = tool(func, parse_docstring=True, error_on_invalid_docstring=True)
     built.description = " ".join(built.description.split())
     built.handle_tool_error = _error_content
+    if precheck is not None:
+        built.metadata = {**(built.metadata or {}), "precheck": precheck}
     return built
 
 

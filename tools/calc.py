@@ -8,8 +8,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from tools.base import Runtime, ToolError, builtin_tool, context_of
-from tools.output import cap_output
+from .base import Runtime, ToolError, builtin_tool, context_of
+from .output import cap_output
 
 MAX_EXPRESSION_CHARS = 1000
 MAX_INT_BITS = 14_000  # about 4,200 digits: Python refuses to print longer ints anyway

@@ -1,6 +1,6 @@
 """The built-in tools' names and one-line summaries, in the order they are offered to the
-model. Plain data: listing the tools (`agentcli tools`) needs no LangChain, which takes
-most of a second to import. tests/test_tools_registry.py keeps it equal to the registry.
+model. Plain data: listing the tools (`agentcli tools`) needs no LangChain, which is slow to
+import. tests/tools/test_registry.py keeps it equal to the registry.
 """
 
 from __future__ import annotations

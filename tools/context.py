@@ -37,16 +37,19 @@ class ToolContext:
     # starts (tools.supervised); the application records it per call, to end that run if
     # it is still alive when the call is offered again. Typed Any, as for url_check.
     on_process: Any = None
+    # the confinement of the processes tools start (a tools.sandbox.Sandbox); None: they run
+    # unconfined (agentcli always sets one). Typed Any, as for url_check.
+    sandbox: Any = None
 
     def protection(self, tool: str, rel: str, typed: str | None = None) -> str | None:
         """Why ``tool`` must not open the workspace-relative path ``rel`` (where a path led when
         the tool walked it), or None. ``typed`` is the path the call named (normalised as
-        tools.paths.typed_relative does), whose own rules the review already applied.
+        tools/typed_paths.py typed_relative does), whose own rules the review already applied.
 
         File tools ask this after their walk, so a path that led elsewhere when it was reviewed
         (a link changed since) is refused, and search_files and list_dir skip what it names.
         A plain ToolContext protects nothing; the application's run context asks its approval
-        policy (agentcli.state.RunContext).
+        policy (agentcli.agent.state.RunContext).
         """
         return None
 

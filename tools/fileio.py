@@ -16,8 +16,8 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from tools.base import ToolError
-from tools.paths import Located, open_dir
+from .base import ToolError
+from .paths import Located, open_dir
 
 _READ_FLAGS = (
     os.O_RDONLY

@@ -13,28 +13,24 @@ The approval policy and the tools walk with the same function, so they agree on 
 leads. The walk never creates anything: missing folders are made only after it, once the whole
 path is known to stay inside, and only by ``locate(create_dirs=True)``. A ``..`` after a name
 that does not exist is refused (the walk could not know where it leads, and making the folder
-first would let it lead through a link elsewhere than the policy saw).
-
-Absolute paths are accepted when they are spelled under the workspace (as given, or its real
-path); everything else absolute (``/proc/self/cwd``, ``/etc``) is outside.
+first would let it lead through a link elsewhere than the policy saw). How a path is typed
+(checked, absolute or relative) is tools/typed_paths.py.
 """
 
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
-import posixpath
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.base import ToolError
+from .base import ToolError
+from .typed_paths import check_typed, outside, relative_parts
 
 MAX_HOPS = 40  # symbolic links followed in one path, as Linux's MAXSYMLINKS
-MAX_PATH_CHARS = 4096  # PATH_MAX: a longer workspace-relative path is refused
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -79,56 +75,6 @@ def _descend(dir_fd: int, names: Sequence[str], create: bool = False) -> int:
     return fd
 
 
-def _outside(path: str, root: str) -> ToolError:
-    return ToolError(
-        f"path '{path}' is outside the workspace ({root}); only paths inside it are allowed"
-    )
-
-
-def workspace_relative(path: str, workspace: Path) -> str | None:
-    """An absolute ``path`` spelled under the workspace (as given or its real path), made
-    relative to it, as text ("" for the root itself); None if it starts anywhere else."""
-    given = os.path.abspath(workspace)
-    real = os.path.realpath(workspace)
-    for root in [real] if given == real else [real, given]:
-        if path == root or path.startswith(root.rstrip("/") + "/"):
-            return path[len(root) :].lstrip("/")
-    return None
-
-
-def _relative_parts(path: str, workspace: Path, shown: str) -> list[str]:
-    """The components of ``path`` relative to the root, or ToolError if it starts outside."""
-    if path.startswith("/"):
-        rest = workspace_relative(path, workspace)
-        if rest is None:
-            raise _outside(shown, os.path.realpath(workspace))
-        return rest.split("/")
-    return path.split("/")
-
-
-def typed_relative(workspace: Path, path: str) -> str:
-    """The path as typed, made relative and normalised without touching the disk: what a
-    deny or ask rule is also tested against, besides where the path really leads."""
-    rest = workspace_relative(path, workspace) if path.startswith("/") else None
-    return posixpath.normpath((path if rest is None else rest).lstrip("/") or ".")
-
-
-def _check(path: str) -> None:
-    if "\x00" in path:
-        raise ToolError(f"path {path!r} contains a NUL byte")
-    if path.startswith("~"):
-        raise ToolError(
-            f"path '{path}' is outside the workspace: '~' (home directories) is not allowed; "
-            "use a path relative to the workspace"
-        )
-    if len(path) > MAX_PATH_CHARS:
-        raise ToolError(f"path '{path[:80]}...' is too long ({len(path)} characters)")
-    try:
-        os.fsencode(path)
-    except UnicodeEncodeError as exc:
-        raise ToolError(f"path {path!r} is not a valid file name (lone surrogates)") from exc
-
-
 def _kind(name: str, dir_fd: int) -> os.stat_result | None:
     try:
         return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
@@ -158,7 +104,7 @@ class _Walk:
 
     def up(self) -> None:
         if not self.stack:
-            raise _outside(self.path, self.root)
+            raise outside(self.path, self.root)
         self.stack.pop()
         self._reopen()
 
@@ -179,7 +125,7 @@ class _Walk:
         self.hop()
         target = os.readlink(name, dir_fd=self.fd)
         if target.startswith("/"):
-            parts = _relative_parts(target, workspace, self.path)
+            parts = relative_parts(target, workspace, self.path)
             self.stack = []
             self._reopen()
             return parts
@@ -233,7 +179,7 @@ class _Walk:
 
 def _walk(root_fd: int, workspace: Path, path: str) -> Located:
     """Walk ``path`` beneath ``root_fd``; the caller owns (closes) the returned ``dir_fd``."""
-    todo = _relative_parts(path or ".", workspace, path)
+    todo = relative_parts(path or ".", workspace, path)
     todo.reverse()  # a stack: the next component last
     walk = _Walk(root_fd, path, os.path.realpath(workspace))
     try:
@@ -271,7 +217,7 @@ def locate(
     are made: only once the whole path is known to stay inside and was checked. Raises
     ToolError for anything outside or unwalkable.
     """
-    _check(path)
+    check_typed(path)
     try:
         root_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
@@ -301,29 +247,3 @@ def resolve_relative(workspace: Path, path: str) -> str | None:
             return found.rel
     except ToolError:
         return None
-
-
-def path_matches(rel: str, pattern: str, *, protect: bool) -> bool:
-    """Does a rule's glob match the workspace-relative path ``rel``?
-
-    The glob is fnmatch's: ``*`` also matches ``/``, so ``docs/*`` covers all of docs. A
-    leading ``./`` and a trailing ``/`` are ignored, and ``**/x`` also matches ``x`` at the root.
-    Allow rules (``protect=False``) match the whole path, case-sensitively, as Linux names are.
-    Deny and ask rules (``protect=True``) err on the closed side: case is ignored, a glob
-    without ``/`` also matches the last name at any depth (``.env`` covers ``sub/.env``), and a
-    glob that matches a folder covers everything inside it (``.git`` covers ``.git/config``).
-    """
-    glob = pattern.strip()
-    while glob.startswith("./"):
-        glob = glob[2:]
-    glob = glob.rstrip("/") or "."
-    globs = [glob, glob[3:]] if glob.startswith("**/") else [glob]
-    candidates = [rel]
-    if protect:
-        candidates = [rel.lower()]
-        parts = rel.split("/")
-        candidates += ["/".join(parts[:n]).lower() for n in range(1, len(parts))]
-        if "/" not in glob:
-            candidates += [part.lower() for part in parts]
-        globs = [g.lower() for g in globs]
-    return any(fnmatch.fnmatchcase(c, g) for c in candidates for g in globs)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tools.environment import is_credential
+from .environment import is_credential
 
 MIN_CHARS = 8
 """Shorter values are not redacted: "true" or "1234" would blank out unrelated text."""

@@ -6,12 +6,14 @@ from collections.abc import Iterable
 
 from langchain_core.tools import BaseTool
 
-from tools.calc import calculator
-from tools.catalogue import select
-from tools.files import edit_file, list_dir, read_file, write_file
-from tools.search import search_files
-from tools.shell import shell
-from tools.web import fetch_url
+from .calc import calculator
+from .catalogue import select
+from .dir_listing import list_dir
+from .file_reading import read_file
+from .file_writing import edit_file, write_file
+from .search import search_files
+from .shell import shell
+from .web import fetch_url
 
 BUILTIN_TOOLS: dict[str, BaseTool] = {
     tool.name: tool

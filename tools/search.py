@@ -22,11 +22,13 @@ from pathlib import Path
 import regex
 from pathspec import GitIgnoreSpec
 
-from tools.base import Runtime, ToolError, builtin_tool, context_of
-from tools.context import ToolContext
-from tools.fileio import looks_binary, open_folder, open_regular, read_all
-from tools.output import cap_output
-from tools.paths import Located, locate, open_dir, typed_relative
+from .base import Runtime, ToolError, builtin_tool, context_of
+from .context import ToolContext
+from .fileio import looks_binary, open_folder, open_regular, read_all
+from .output import cap_output
+from .paths import Located, locate, open_dir
+from .preconditions import path_inside
+from .typed_paths import typed_relative
 
 MAX_RESULTS = 200
 MAX_LINE_CHARS = 300
@@ -184,7 +186,7 @@ class _Matcher:
         return found
 
 
-@builtin_tool
+@builtin_tool(precheck=path_inside)
 def search_files(pattern: str, runtime: Runtime, path: str = ".", glob: str | None = None) -> str:
     """Search the text files under a path for a regular expression, like grep -rn.
 

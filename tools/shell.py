@@ -3,7 +3,8 @@
 The command gets a scrubbed environment (tools.environment: a minimal set plus the
 context's ``env_passthrough``), never the application's own. It runs under a supervisor
 (tools.supervised) that kills whatever it leaves behind, even processes that left its
-session, when it ends, times out, is cancelled, or when the application dies.
+session, when it ends, times out, is cancelled, or when the application dies, confined by
+the context's sandbox (tools.sandbox): a failure the sandbox may have caused gets a note.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import time
 from collections.abc import Callable
 from typing import IO
 
-from tools.base import Runtime, ToolError, builtin_tool, context_of
-from tools.environment import tool_environment
-from tools.output import cap_output
-from tools.redaction import Redactor
-from tools.supervised import Supervised
+from .base import Runtime, ToolError, builtin_tool, context_of
+from .environment import tool_environment
+from .output import cap_output
+from .redaction import Redactor
+from .sandbox import SandboxUnavailable, denied
+from .supervised import Supervised
 
 MAX_TIMEOUT = 3600.0
 TERM_GRACE = 0.5  # seconds between SIGTERM and SIGKILL (the supervisor's)
@@ -128,6 +130,12 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
     hidden = context.redactor.protected if context.redactor is not None else ()
     passed = tool_environment(context.env_passthrough, never=context.env_never, never_values=hidden)
     env = {**passed, **QUIET_ENV}
+    try:
+        plan = context.sandbox.plan(context.workspace) if context.sandbox is not None else None
+    except SandboxUnavailable as exc:
+        raise ToolError(str(exc)) from None
+    if plan is not None:
+        env["TMPDIR"] = plan["writable"][0]  # the private temp folder
 
     deadline = time.monotonic() + limit
     try:
@@ -137,6 +145,7 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
             cwd=context.workspace,
             env=env,
             on_process=context.on_process,
+            sandbox=plan,
         )
     except OSError as exc:
         raise ToolError(f"cannot start bash in the workspace: {exc}") from exc
@@ -179,4 +188,5 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
         hint="to see all of it, redirect the output to a file and search that",
         already_cut=capture.dropped,
     )
-    return f"{status}\n{body}"
+    note = denied(plan, None if stopped or timed_out else process.returncode, output)
+    return f"{status}\n{body}" + (f"\n{note}" if note else "")

@@ -12,8 +12,10 @@ the write end of the pipe the command's output goes to. The call supervisor, a s
 too:
 
 - sends ``P <pid> <start time>`` (field 22 of /proc/<pid>/stat) and waits for the request
-  (one JSON line: argv, cwd, env, grace), so that the application can record which process
-  it is before anything runs; replies ``R`` once the command runs (``E <why>`` if not);
+  (one JSON line: argv, cwd, env, grace, sandbox), so that the application can record which
+  process it is before anything runs; replies ``R`` once the command runs (``E <why>`` if not);
+- confines itself by the request's sandbox plan (tools/confine.py: Landlock, inherited by
+  the command; or bubblewrap around the command); if that fails, nothing runs;
 - runs the command with posix_spawn in a process group of its own (so that `kill 0` spares
   the supervisor), stdin /dev/null, stdout and stderr the pipe;
 - waits for the first of: the command ends (what it left behind is sent SIGTERM, then
@@ -42,6 +44,20 @@ PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
 STOPPING = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 libc = ctypes.CDLL(None, use_errno=True)
+
+
+def load_confine():  # type: ignore[no-untyped-def]
+    """tools/confine.py, next to this file (``-I`` leaves this folder off sys.path)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "confine.py")
+    spec = importlib.util.spec_from_file_location("agentcli_confine", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+confine = load_confine()
 
 
 def children(pid: int) -> list[int]:
@@ -182,6 +198,7 @@ def run_call(call: socket.socket, output: int, wake_read: int, stop: list[int]) 
     argv, env, grace = order["argv"], order["env"], float(order["grace"])
     try:
         os.chdir(order["cwd"])
+        argv = confine.confine(order.get("sandbox"), argv)
         # posix_spawn (vfork): no second Python fork. Its own process group, so that `kill
         # 0` spares this supervisor; stdin /dev/null; stdout and stderr the pipe. If this
         # supervisor is killed, the one above it kills the command, re-parented to it.

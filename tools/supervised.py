@@ -127,7 +127,9 @@ class Supervised:
     """One command under a call supervisor; its output (stdout and stderr) in ``stdout``.
 
     ``on_process(pid, start_time)`` is told which process supervises it before the command
-    starts; if it raises, the command does not start. ``returncode`` is as Popen's: -N if
+    starts; if it raises, the command does not start. ``sandbox`` is a plan of
+    tools.sandbox (None: unconfined): the call supervisor confines itself by it before it
+    starts the command, or starts nothing (OSError). ``returncode`` is as Popen's: -N if
     a signal N ended the command."""
 
     def __init__(
@@ -138,6 +140,7 @@ class Supervised:
         cwd: str | os.PathLike[str],
         env: dict[str, str],
         on_process: Callable[[int, str], None] | None = None,
+        sandbox: dict[str, object] | None = None,
     ) -> None:
         self.returncode: int | None = None
         self._leftovers = False
@@ -163,7 +166,13 @@ class Supervised:
             self.pid, self.start_time = int(pid), started
             if on_process is not None:
                 on_process(self.pid, self.start_time)
-            order = {"argv": argv, "cwd": os.fspath(cwd), "env": env, "grace": grace}
+            order = {
+                "argv": argv,
+                "cwd": os.fspath(cwd),
+                "env": env,
+                "grace": grace,
+                "sandbox": sandbox,
+            }
             self._sock.sendall(json.dumps(order).encode() + b"\n")
             if (answer := self._line()) != "R":
                 raise OSError(answer[2:])
@@ -263,59 +272,3 @@ def stop_all(wait: float = 1.0) -> None:
             supervisor.control.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(subprocess.TimeoutExpired):
             supervisor.process.wait(timeout=max(deadline - time.monotonic(), 0))
-
-
-def start_time(pid: int) -> str | None:
-    """When process ``pid`` started (field 22 of /proc/<pid>/stat), None if it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-def _tree(root: int) -> list[int]:
-    found, todo = [root], [root]
-    while todo:
-        pid = todo.pop()
-        for task in Path(f"/proc/{pid}/task").glob("*"):
-            with contextlib.suppress(OSError, ValueError):
-                below = [int(c) for c in (task / "children").read_text().split()]
-                found += below
-                todo += below
-    return found
-
-
-def end_tree(pid: int, started: str, wait: float = 5.0) -> bool:
-    """End a call supervisor an earlier process left running (its process ``pid`` if it
-    started at ``started``), and everything below it: stopped first (SIGSTOP) so that no
-    process forks away while the tree is read, then SIGKILL. True once none is left;
-    False if it cannot be signalled (another user's) or outlives ``wait`` s."""
-    if start_time(pid) != started:
-        return True
-    try:
-        seen: set[int] = set()
-        while new := set(_tree(pid)) - seen:  # until the frozen tree no longer grows
-            for each in new:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(each, signal.SIGSTOP)
-            seen |= new
-        for each in seen:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(each, signal.SIGKILL)
-    except PermissionError:
-        return False
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if all(_dead(each) for each in seen):
-            return True
-        time.sleep(0.02)
-    return False
-
-
-def _dead(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")

@@ -9,13 +9,14 @@ from urllib.parse import urljoin
 
 import httpx
 
-from tools.addresses import Refused, destinations
-from tools.base import Runtime, ToolError, builtin_tool, context_of
-from tools.context import ToolContext
-from tools.deadline import Deadline, DeadlineTransport, Stopped
-from tools.decoding import ACCEPT_ENCODING, Undecodable, decoder_for
-from tools.output import cap_output
-from tools.urls import IPAddress, Target, UnsafeURL, parse_url
+from .addresses import Refused, destinations
+from .base import Runtime, ToolError, builtin_tool, context_of
+from .context import ToolContext
+from .deadline import Deadline, DeadlineTransport, Stopped
+from .decoding import ACCEPT_ENCODING, Undecodable, decoder_for
+from .output import cap_output
+from .preconditions import url_reachable
+from .urls import IPAddress, Target, UnsafeURL, parse_url
 
 TIMEOUT = 30.0  # seconds for the whole fetch: connecting, headers, body, redirects
 IO_TIMEOUT = 10.0  # seconds for any one connect or read
@@ -171,7 +172,7 @@ def _send(
     return send(last)
 
 
-@builtin_tool
+@builtin_tool(precheck=url_reachable)
 def fetch_url(url: str, runtime: Runtime) -> str:
     """Fetch a web page or text file over HTTP(S) and return its text.
 

@@ -6,21 +6,30 @@ import os
 import signal
 import sys
 import traceback
+from collections.abc import Sequence
 from types import FrameType
 from typing import Annotated
 
 import typer
 
 from agentcli import __version__
-from agentcli.cli import chat, gcpolicy, run, setup, threads, toollist
-from agentcli.errors import AgentcliError
+from agentcli.cli import chat, doctor, gc_tuning, run, setup, threads, tools_command
+from agentcli.errors import AgentcliError, ExitCode, SetupNeeded, exit_code_for
+
+try:  # the Click that Typer runs: its own copy since Typer 0.24
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover - an older Typer on the real Click
+    from click import exceptions as click_errors  # type: ignore[no-redef]
+
+# Ctrl-D or Ctrl-C at a yes/no question (the vendored Click raises Typer's Abort)
+ABORTS = (typer.Abort, getattr(click_errors, "Abort", typer.Abort))
 
 app = typer.Typer(
     name="agentcli",
     help="A terminal agent that calls tools only with your say-so.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    rich_markup_mode=None,  # plain help: Typer's Rich help alone costs ~60 ms at start-up
+    rich_markup_mode=None,  # plain help: Typer's Rich help would import Rich at every start
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.command()(chat.chat)
@@ -28,9 +37,9 @@ app.command()(chat.resume)
 app.command()(run.run)
 app.command()(run.review)
 app.add_typer(threads.app, name="threads")
-app.command(name="tools")(toollist.tools)
+app.command(name="tools")(tools_command.tools)
 app.add_typer(setup.app, name="config")
-app.command()(setup.doctor)
+app.command()(doctor.doctor)
 
 
 def _version(value: bool) -> None:
@@ -44,10 +53,23 @@ def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    debug: Annotated[
+        bool,
+        typer.Option("--debug", help="Show tracebacks on errors (anywhere on the line)."),
+    ] = False,
 ) -> None:
     if debug:
         os.environ["AGENTCLI_DEBUG"] = "1"
+
+
+def _take_debug(args: list[str]) -> list[str]:
+    """`--debug` anywhere on the line (before or after the subcommand, up to a `--`):
+    taken out here, so every command accepts it. `--` keeps a literal "--debug" after it."""
+    end = args.index("--") if "--" in args else len(args)
+    if "--debug" not in args[:end]:
+        return args
+    os.environ["AGENTCLI_DEBUG"] = "1"
+    return [arg for arg in args[:end] if arg != "--debug"] + args[end:]
 
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
@@ -59,41 +81,65 @@ def _on_stop_signal(signum: int, frame: FrameType | None) -> None:
     so the thread stays resumable (a call cut short is offered again for review)."""
     for other in STOP_SIGNALS:
         signal.signal(other, signal.SIG_IGN)  # one stop is enough
-    supervised = sys.modules.get("tools.supervised")  # not loaded: no command ever ran
+    supervised = sys.modules.get("agentcli_tools.supervised")  # not loaded: no command ever ran
     if supervised is not None:
         supervised.stop_all()
     raise SystemExit(128 + signum)
 
 
 def main() -> None:
-    """Entry point. Typer handles usage errors (exit 2) and Ctrl-C (exit 130); the
+    """Entry point. Typer turns Ctrl-C into exit 130; usage errors (exit 2) and the
     project's errors become one line on stderr with their exit code, here and only here."""
-    gcpolicy.starting()
+    gc_tuning.starting()
     for signum in STOP_SIGNALS:
         signal.signal(signum, _on_stop_signal)
     for stream in (sys.stdout, sys.stderr):  # a locale that cannot encode a mark: never crash
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+    sys.argv[1:] = _take_debug(sys.argv[1:])
     try:
-        app()
+        # not standalone: Click's usage errors come here, not as its four-line usage block
+        result = app(standalone_mode=False)
+        sys.exit(result if isinstance(result, int) else 0)  # typer.Exit(N) returns N
+    except click_errors.NoArgsIsHelpError as exc:  # `agentcli`, `agentcli threads`
+        exc.show()
+        gc_tuning.ending()
+        sys.exit(exc.exit_code)
+    except click_errors.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "agentcli"
+        _fail(exc, [f"{exc.format_message()} (see {where} --help)"], code=exc.exit_code)
+    except ABORTS as exc:
+        _fail(exc, ["aborted"], code=ExitCode.ERROR)
+    except click_errors.ClickException as exc:
+        _fail(exc, [exc.format_message()], code=exc.exit_code)
     except SystemExit as exc:
-        gcpolicy.ending()
-        if exc.code in (130, *(128 + s for s in STOP_SIGNALS)):
+        gc_tuning.ending()
+        if exc.code in (ExitCode.INTERRUPTED, *(128 + s for s in STOP_SIGNALS)):
             # Ctrl-C or a stop signal: what is done is on disk; do not wait for a request in flight
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(int(exc.code))
         raise
-    except AgentcliError as exc:
-        _fail(exc, str(exc), exc.exit_code)
+    except SetupNeeded as exc:  # the first run: a guide, not an error line
+        _fail(exc, exc.lines[:1], after=exc.lines[1:])
+    except AgentcliError as exc:  # one line; a config with several problems, one each
+        _fail(exc, exc.lines)
     except Exception as exc:  # a bug: still one line, unless --debug
-        _fail(exc, f"unexpected {type(exc).__name__}: {exc} (--debug shows where)", 1)
+        _fail(exc, [f"unexpected {type(exc).__name__}: {exc} (--debug shows where)"])
 
 
-def _fail(exc: BaseException, message: str, code: int) -> None:
-    if os.environ.get("AGENTCLI_DEBUG"):
+def _fail(
+    exc: BaseException, lines: list[str], after: Sequence[str] = (), code: int | None = None
+) -> None:
+    """The error's lines on stderr, then exit: with Click's own code for Click's errors,
+    else the code errors.exit_code_for maps the error to."""
+    if os.environ.get("AGENTCLI_DEBUG") and not isinstance(exc, SetupNeeded):
         traceback.print_exception(exc)
-    from agentcli.visible import visible
+    from agentcli.terminal_text import visible
 
-    print(f"agentcli: error: {visible(message)}", file=sys.stderr)
-    sys.exit(code)
+    for text in lines:
+        one_line = " ".join(text.split("\n"))  # each one line, whatever made it
+        print(f"agentcli: error: {visible(one_line)}", file=sys.stderr)
+    for text in after:
+        print(visible(text), file=sys.stderr)
+    sys.exit(exit_code_for(exc) if code is None else code)

@@ -6,12 +6,13 @@ from typing import Annotated
 
 import typer
 
-from agentcli.cli.common import (
+from agentcli.cli.common_options import (
     ApproveOpt,
     AutoApproveOpt,
     Common,
     DenyOpt,
     LastOpt,
+    SandboxOpt,
     ThreadOpt,
     common_options,
 )
@@ -19,7 +20,7 @@ from agentcli.cli.common import (
 MessageArg = Annotated[str | None, typer.Argument(help="First message (else you are asked).")]
 
 
-@common_options(server=True)
+@common_options(server=True, requests=True)
 def chat(
     message: MessageArg = None,
     thread: ThreadOpt = None,
@@ -27,17 +28,24 @@ def chat(
     auto_approve: AutoApproveOpt = False,
     approve: ApproveOpt = None,
     deny: DenyOpt = None,
+    sandbox: SandboxOpt = None,
     *,
     common: Common,
 ) -> None:
-    """Talk with the agent; every tool call waits for your decision."""
-    from agentcli.cli.chatloop import Chat
-    from agentcli.cli.starting import start
+    """Talk with the agent; every tool call waits for your decision.
 
+    In a message, @path attaches that workspace file's content. At the prompt, !command
+    runs a shell command as you (no model, no review); its output goes with your next
+    message. An AGENTS.md at the workspace root is added to the system prompt.
+    """
+    from agentcli.cli.chat_loop import Chat
+    from agentcli.cli.early_prompt import start
+
+    common.sandbox = sandbox
     Chat(start(common, thread, last, auto_approve, approve, deny)).loop(message)
 
 
-@common_options(server=True)
+@common_options(server=True, requests=True)
 def resume(
     thread_id: Annotated[
         str | None,
@@ -47,11 +55,17 @@ def resume(
     auto_approve: AutoApproveOpt = False,
     approve: ApproveOpt = None,
     deny: DenyOpt = None,
+    sandbox: SandboxOpt = None,
     *,
     common: Common,
 ) -> None:
-    """Continue a thread; a pending review is shown first."""
-    from agentcli.cli.chatloop import Chat
-    from agentcli.cli.starting import start
+    """Continue a thread, showing its last exchanges first.
 
+    Calls waiting for review are shown next, before the prompt; a thread whose workspace
+    folder is gone is warned about (--workspace DIR moves it).
+    """
+    from agentcli.cli.chat_loop import Chat
+    from agentcli.cli.early_prompt import start
+
+    common.sandbox = sandbox
     Chat(start(common, thread_id, thread_id is None, auto_approve, approve, deny)).loop(message)

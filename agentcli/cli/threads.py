@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentcli.cli.common import Common, common_options
-from agentcli.errors import UsageError
+from agentcli.cli.common_options import Common, common_options
+from agentcli.errors import ExitCode, UsageError
+from agentcli.terminal_text import dumps, line
 from agentcli.ui import make_console
-from agentcli.visible import dumps, line
 
 if TYPE_CHECKING:
-    from agentcli.store import Store, ThreadRow
+    from agentcli.threads.store import Store
+    from agentcli.threads.thread_rows import ThreadRow
 
 SHOW_RESULT_LINES = 8
 
@@ -39,15 +40,17 @@ def list_threads(
     """List threads, newest first (--workspace: only that workspace's)."""
     server = common.server
     if server:
-        from agentcli.serverthreads import ServerThreads, connect
+        from agentcli.threads.on_server import ServerThreads, connect
 
         index: Store | ServerThreads = ServerThreads(connect(server), server)
         where = str(common.workspace) if common.workspace else None  # as the runs named it
     else:
+        from agentcli.threads.thread_rows import ThreadStatus
+
         index = common.store(common.settings())
         where = str(common.workspace.resolve()) if common.workspace else None
-        if index.recent(1, status="running"):  # maybe a run that died: read what it left
-            from agentcli.session import settle_stale
+        if index.recent(1, status=ThreadStatus.RUNNING):  # maybe a run that died: read what it left
+            from agentcli.session.local import settle_stale
 
             settle_stale(index)
     rows = index.recent(limit, status=status, search=search, workspace=where)
@@ -91,28 +94,31 @@ def show(
     common: Common,
 ) -> None:
     """Show a thread: messages, and each tool call with its decision and result."""
-    from agentcli import history
-    from agentcli.transcript import decision_text, entries
+    from agentcli.session import history
+    from agentcli.threads.transcript import decision_text, entries, speaker
 
     store, row = _open(common, thread_id)
     turns = entries(history.values(store, row.thread_id))
     if as_json:
         print(dumps({"thread": row.as_dict(), "entries": turns}, indent=2))
         return
-    from agentcli.ui.safe import styled
+    from agentcli.ui.safe_text import styled
 
     console = make_console()
     console.print(styled((f"thread {row.thread_id} · {row.title} · {row.status}", "bold")))
     console.print(styled((f"{row.model} · {row.workspace} · {row.updated_at}", "dim")))
     for turn in turns:
         if turn["text"]:
-            who = "you" if turn["role"] == "user" else "assistant"
             console.print()
-            console.print(styled((f"{who}: ", "bold cyan"), turn["text"], multiline=True))
+            style = "bold magenta" if turn["role"] == "summary" else "bold cyan"
+            label = (f"{speaker(turn)}: ", style)
+            console.print(styled(label, turn["text"], multiline=True))
         for call in turn.get("calls", []):
             args = json.dumps(call["args"], ensure_ascii=False)
             console.print(styled((f"  → {call['tool']} {args}", "cyan")))
             console.print(styled((f"    {decision_text(call['decision'])}", "yellow")))
+            if call.get("sandbox"):
+                console.print(styled((f"    ran in sandbox: {call['sandbox']}", "dim")))
             result = (call["result"] or "").removesuffix("\n")
             for text in result.split("\n")[:SHOW_RESULT_LINES] if result else []:
                 console.print(styled((f"    │ {text}", "dim")))
@@ -128,9 +134,9 @@ def export(
     *,
     common: Common,
 ) -> None:
-    """Print a thread as Markdown to read, or JSON to load back."""
-    from agentcli import history
-    from agentcli.transcript import to_json, to_markdown
+    """Print a thread as Markdown to read, or JSON for scripts (messages, audit, decisions)."""
+    from agentcli.session import history
+    from agentcli.threads.transcript import to_json, to_markdown
 
     store, row = _open(common, thread_id)
     values = history.values(store, row.thread_id)
@@ -158,7 +164,7 @@ def delete(
         if not sys.stdin.isatty():
             raise UsageError(f"deleting thread {row.thread_id} needs --yes when not at a terminal")
         if not typer.confirm(line(f"Delete thread {row.thread_id} ({row.title})?")):
-            raise typer.Exit(1)
+            raise typer.Exit(ExitCode.ERROR)
     store.delete(row.thread_id)
     print(line(f"deleted thread {row.thread_id}"))
 
@@ -191,8 +197,8 @@ def fork(
     common: Common,
 ) -> None:
     """Make a new thread from this one (its latest state, or before message N)."""
-    from agentcli import history
-    from agentcli.store import new_thread_id
+    from agentcli.session import history
+    from agentcli.threads.thread_rows import new_thread_id
 
     store, row = _open(common, thread_id)
     new = history.fork(store, row, new_thread_id(), at)
@@ -211,7 +217,7 @@ def show_history(
     """List a thread's user messages with the checkpoint before each (for fork --at N)."""
     from dataclasses import asdict
 
-    from agentcli import history
+    from agentcli.session import history
 
     store, row = _open(common, thread_id)
     turns = history.turns(store, row.thread_id)

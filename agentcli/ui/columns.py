@@ -7,7 +7,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 
-from agentcli.visible import line
+from agentcli.terminal_text import line
 
 
 def columns(headers: Sequence[str] | None, rows: Sequence[Sequence[str]], flex: int) -> str:

@@ -17,7 +17,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from rich.markdown import Markdown
 
-from agentcli.visible import visible
+from agentcli.terminal_text import visible
 
 # block and inline rules whose output would hide or decode part of the text
 HIDING_RULES = ["html_block", "html_inline", "entity", "reference"]
@@ -25,7 +25,7 @@ HIDING_RULES = ["html_block", "html_inline", "entity", "reference"]
 
 class ShownMarkdown(Markdown):
     """rich.markdown.Markdown, without OSC 8 hyperlinks, showing all of `markup` (which has
-    been through agentcli.visible.visible)."""
+    been through agentcli.terminal_text.visible)."""
 
     def __init__(self, markup: str) -> None:
         super().__init__("", hyperlinks=False)

@@ -13,8 +13,9 @@ import pexpect
 import pytest
 
 from agentcli.config import Settings
-from agentcli.store import Store, open_store
-from tests.scripted_server import ScriptedServer
+from agentcli.threads.backends import open_store
+from agentcli.threads.store import Store
+from tests.helpers.scripted_server import ScriptedServer
 
 AGENTCLI = str(Path(sys.executable).parent / "agentcli")
 

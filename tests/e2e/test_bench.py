@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import ROOT
+
 LLM = ROOT / "bench" / ".cache" / "llm-venv" / "bin" / "llm"  # bench/run.py's own llm, if any
 
 ROWS = {
@@ -41,6 +41,13 @@ ROWS = {
         "long-lived supervisor, per call (after)",
         "first call of a process (starts the supervisor)",
     ],
+    "sandbox.py": [  # on a kernel with Landlock and bubblewrap installed (.ci/run installs it)
+        "`--sandbox off`",
+        "workspace-write, git workspace (30 entries)",
+        "workspace-write, no repository",
+        "read-only",
+        "workspace-write, bubblewrap",
+    ],
     "parallel.py": [
         "policy-approved: send() to the answer",
         "person-approved: decide() to the answer",
@@ -55,6 +62,7 @@ GOALS = {
     "parallel.py": 2,
     "bigoutput.py": 0,
     "toolstart.py": 1,
+    "sandbox.py": 3,
 }
 
 

@@ -11,7 +11,7 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import Agent
-from tests.scripted_server import hang, text, tool_calls
+from tests.helpers.scripted_server import hang, text, tool_calls
 
 CHOICE = r"\[a\]pprove.*\[q\]uit >"
 PROMPT = "you>"
@@ -30,7 +30,7 @@ def leave(child: pexpect.spawn) -> str:
 
 def ended(child: pexpect.spawn, status: int = 0) -> str:
     """Wait for the resume hint and the exit; the thread id from the hint."""
-    child.expect(r"agentcli resume (\w+)")
+    child.expect(r"agentcli resume ([\w-]+)")
     thread = child.match.group(1)
     child.expect(pexpect.EOF)
     child.close()
@@ -44,7 +44,7 @@ def test_approve_runs_the_call(agent: Agent) -> None:
         text("Wrote a.txt for you."),
     )
     child = agent.spawn("chat")
-    child.expect(r"thread \w+")
+    child.expect(r"thread [\w-]+")
     child.expect(PROMPT)
     child.sendline("write hello to a.txt")
     child.expect("write_file")
@@ -65,8 +65,10 @@ def test_edit_in_the_editor_with_a_bad_edit_first(agent: Agent, tmp_path) -> Non
         "count = pathlib.Path(flag)\n"
         "n = int(count.read_text()) if count.exists() else 0\n"
         "count.write_text(str(n + 1))\n"
-        "args = json.loads(path.read_text())\n"
-        "path.write_text('{not json' if n == 0 else json.dumps({**args, 'content': 'edited\\n'}))\n"
+        "text = path.read_text()\n"
+        "assert n == 0 or text == '{not json', text  # the refused edit is offered again\n"
+        "args = {'path': 'b.txt', 'content': 'edited\\n'}\n"
+        "path.write_text('{not json' if n == 0 else json.dumps(args))\n"
     )
     visual = f"{sys.executable} {editor} {tmp_path / 'count'}"  # the variable carries arguments
     agent.server.push(
@@ -92,12 +94,10 @@ def test_inline_edit_refuses_arguments_the_schema_refuses(agent: Agent) -> None:
     child.expect(CHOICE)
     child.sendline("e")
     child.expect("new arguments as JSON >")
-    child.sendline('{"cmd": "echo two"}')
+    child.send("\x15" + '{"cmd": "echo two"}\r')  # Ctrl-U clears the prefilled JSON
     child.expect("edit refused: invalid arguments: 'command': Field required")
-    child.expect(CHOICE)
-    child.sendline("e")
-    child.expect("new arguments as JSON >")
-    child.sendline('{"command": "echo two"}')
+    child.expect("new arguments as JSON >")  # offered again at once, as typed
+    child.send("\x15" + '{"command": "echo two"}\r')
     child.expect("Ran it.")
     leave(child)
     assert "two" in tool_contents(agent, 1)["call_1"]

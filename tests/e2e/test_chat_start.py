@@ -8,7 +8,7 @@ import pexpect
 
 from tests.e2e.conftest import Agent
 from tests.e2e.test_chat import CHOICE, PROMPT, leave
-from tests.scripted_server import text, tool_calls
+from tests.helpers.scripted_server import text, tool_calls
 
 
 def test_a_message_typed_at_once_waits_for_the_session(agent: Agent) -> None:
@@ -22,12 +22,24 @@ def test_a_message_typed_at_once_waits_for_the_session(agent: Agent) -> None:
 
 
 def test_a_session_that_cannot_be_made_ends_the_prompt(agent: Agent) -> None:
-    child = agent.spawn("chat", "--approve", "nope")
+    broken = agent.workspace / "broken_tools.py"  # found only when the tools are loaded
+    broken.write_text("raise RuntimeError('no tools today')\n")
+    config = agent.workspace / "config.toml"
+    config.write_text(f"[tools]\nmodules = ['{broken}']\n")
+    child = agent.spawn("chat", "--config", str(config))
     child.expect(PROMPT)  # nothing typed: the error still comes, and the exit code
-    child.expect("agentcli: error: unknown tool 'nope' in --approve")
+    child.expect("agentcli: error: .*cannot import .*no tools today")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 2
+
+
+def test_a_flag_naming_no_tool_is_refused_before_the_prompt(agent: Agent) -> None:
+    child = agent.spawn("chat", "--approve", "nope")
+    child.expect("agentcli: error: --approve nope: no tool is named 'nope'")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 2 and PROMPT not in (child.before or "")
 
 
 def test_calls_the_index_did_not_know_of_are_shown_before_the_message(agent: Agent) -> None:

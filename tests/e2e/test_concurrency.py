@@ -6,7 +6,7 @@ import json
 import subprocess
 
 from tests.e2e.conftest import AGENTCLI, Agent
-from tests.scripted_server import text, tool_calls
+from tests.helpers.scripted_server import text, tool_calls
 
 PROCESSES = 8
 

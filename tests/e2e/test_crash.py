@@ -14,7 +14,7 @@ from pathlib import Path
 import pexpect
 
 from tests.e2e.conftest import AGENTCLI, Agent
-from tests.scripted_server import hang, text, tool_calls
+from tests.helpers.scripted_server import hang, text, tool_calls
 
 WAIT_FOR_GO = "for i in $(seq 300); do [ -f go ] && break; sleep 0.1; done"
 

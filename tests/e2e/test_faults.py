@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.e2e.conftest import Agent
-from tests.scripted_server import drop, error, hang, text
+from tests.helpers.scripted_server import drop, error, hang, text
 
 
 def test_rate_limit_and_5xx_are_retried(agent: Agent) -> None:
@@ -42,7 +42,12 @@ def test_retries_are_bounded_then_one_line_and_the_thread_resumes(agent: Agent) 
 
 
 def test_a_malformed_response_is_an_error_not_a_crash(agent: Agent) -> None:
-    agent.server.push(error(200, "not a completion"))  # a 200 whose body is an error object
+    # a 200 whose body is an error object: an empty stream, asked once more without streaming
+    agent.server.push(error(200, "not a completion"), error(200, "not a completion"))
     result = agent.run("run", "hi")
     assert result.returncode == 1
-    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("agentcli: error")]
+    assert "Traceback" not in result.stderr and len(errors) == 1, result.stderr
+    assert "not a completion" in errors[0]
+    assert "empty stream; asking again without streaming (attempt 2 of 4)" in result.stderr
+    assert len(agent.server.requests) == 2

@@ -9,7 +9,7 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import Agent
-from tests.scripted_server import text
+from tests.helpers.scripted_server import text
 
 pytestmark = pytest.mark.backends
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import Agent
-from tests.scripted_server import text, tool_calls
+from tests.helpers import MCP_SERVER as SERVER
+from tests.helpers.scripted_server import text, tool_calls
 
-SERVER = str(Path(__file__).resolve().parents[1] / "mcp_server.py")
 CONFIG = f"""
 [mcp.servers.calc]
 command = {json.dumps(sys.executable)}
@@ -40,6 +40,9 @@ def test_tools_lists_the_mcp_tools_with_their_source(mcp_agent: Agent) -> None:
     result = mcp_agent.run("tools", "--json", "--approve", "calc__mark")
     assert result.returncode == 0, result.stderr
     rows = {row["name"]: row for row in json.loads(result.stdout)}
+    # a stdio server's tools run in the sandbox, as the shell does; a read_file does not
+    assert rows["calc__add"].pop("sandbox") == rows["shell"]["sandbox"] != None  # noqa: E711
+    assert rows["read_file"]["sandbox"] is None
     assert rows["calc__add"] == {
         "name": "calc__add",
         "source": "mcp:calc",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.e2e.conftest import Agent
-from tests.scripted_server import text, tool_calls
+from tests.helpers.scripted_server import text, tool_calls
 
 
 def tool_results(agent: Agent, request: int) -> dict[str, str]:

@@ -7,7 +7,7 @@ import socket
 import subprocess
 
 from tests.e2e.conftest import AGENTCLI, Agent
-from tests.scripted_server import text
+from tests.helpers.scripted_server import text
 
 SECRET = "s3cret-pw"
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.e2e.conftest import Agent
-from tests.scripted_server import text, tool_calls
+from tests.helpers.scripted_server import text, tool_calls
 
 
 def thread_of(result) -> str:
@@ -88,7 +88,9 @@ def test_message_from_stdin_and_jsonl_events(agent: Agent) -> None:
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     types = [e["type"] for e in events]
-    assert types[0] == "text_delta" or types[0] == "assistant_message"
+    assert types[0] == "start" and types.count("start") == 1  # the thread, before anything
+    assert events[0] == {"type": "start", "thread_id": events[-1]["thread_id"], "new": True}
+    assert types[1] == "text_delta" or types[1] == "assistant_message"
     assert "tool_result" in types and types[-1] == "done"
     assert next(e for e in events if e["type"] == "tool_result")["content"] == "42"
     assert events[-1]["final"] == "42" and events[-1]["usage"]["total_tokens"] == 30

@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from tests.e2e.conftest import Agent
-from tests.scripted_server import error, text, tool_calls
+from tests.helpers.scripted_server import error, text, tool_calls
 
 KEY = "sk-test-DO-NOT-STORE-0123456789abcdef"
 

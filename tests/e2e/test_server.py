@@ -1,7 +1,7 @@
 """The graph on LangGraph Server: `langgraph dev` serves the repo's langgraph.json, offline.
 
-One `langgraph dev` per module (tests/langgraph_dev.py). Runs are driven through langgraph-sdk
-directly, and through the installed `agentcli ... --server URL`.
+One `langgraph dev` per module (tests/helpers/langgraph_dev.py). Runs are driven through
+langgraph-sdk directly, and through the installed `agentcli ... --server URL`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from langgraph_sdk.schema import Command
 
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.e2e.test_chat import CHOICE, PROMPT
-from tests.langgraph_dev import DevServer, free_port, isolated_env, serve
-from tests.scripted_server import ScriptedServer, error, hang, text, tool_calls
+from tests.helpers.langgraph_dev import DevServer, free_port, isolated_env, serve
+from tests.helpers.scripted_server import ScriptedServer, error, hang, text, tool_calls
 
 
 @pytest.fixture(scope="module")

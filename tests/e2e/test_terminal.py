@@ -11,7 +11,7 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import AGENTCLI, Agent
-from tests.scripted_server import text, tool_calls
+from tests.helpers.scripted_server import text, tool_calls
 
 PROMPT = "you>"
 
@@ -56,13 +56,13 @@ def test_slash_commands(agent: Agent, tmp_path) -> None:
     typed(child, "/export notes.md")
     child.expect("wrote notes.md")
     typed(child, "/threads")
-    child.expect(r"\* (\w+)")
+    child.expect(r"\* ([\w-]+)")
     first = child.match.group(1)
     typed(child, "/undo")
-    child.expect(r"undone: now on (\w+), forked from (\w+)")
+    child.expect(r"undone: now on ([\w-]+), forked from ([\w-]+)")
     assert child.match.group(2) == first
     typed(child, "/new")
-    child.expect(r"thread (\w+)\S* · new")
+    child.expect(r"thread ([\w-]+)\S* · new")
     typed(child, f"/switch {first[:6]}")
     child.expect(f"thread {first}")
     typed(child, "/nope")

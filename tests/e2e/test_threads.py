@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import messages_from_dict
 
 from tests.e2e.conftest import Agent
-from tests.scripted_server import text, tool_calls
+from tests.helpers.scripted_server import text, tool_calls
 
 pytestmark = pytest.mark.backends  # each test on SQLite and on PostgreSQL
 

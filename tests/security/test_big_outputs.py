@@ -21,13 +21,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, AIMessageChunk, message_chunk_to_message
 
-import agentcli.preview
-import agentcli.streaming
-from agentcli.graph import ask
-from agentcli.preview import preview
-from agentcli.state import RunContext
-from agentcli.streaming import REPAIR_LIMIT, Accumulator
-from tests.scripted_server import text, tool_calls
+import agentcli.agent.model.answer_stream
+import agentcli.ui.call_preview
+from agentcli.agent.graph import ask
+from agentcli.agent.model.answer_stream import REPAIR_LIMIT, Accumulator
+from agentcli.agent.state import RunContext
+from agentcli.ui.call_preview import preview
+from tests.helpers.scripted_server import text, tool_calls
 
 KB = 1000
 MB = 1000 * KB
@@ -167,8 +167,54 @@ def streams(draw: st.DrawFn) -> list[AIMessageChunk]:
 
 
 def added(chunks: list[AIMessageChunk]) -> Any:
-    """What agentcli did before: add the chunks one by one, then make a message."""
-    return message_chunk_to_message(functools.reduce(operator.add, chunks))
+    """What agentcli did before: add the chunks one by one, then make a message; with the one
+    deliberate difference (answer_stream.py): a fragment that repeats a call's whole name so
+    far is a server's repeat, not more of the name, so it adds nothing to the name."""
+    return message_chunk_to_message(functools.reduce(operator.add, _repeats_dropped(chunks)))
+
+
+def _repeats_dropped(chunks: list[AIMessageChunk]) -> list[AIMessageChunk]:
+    """The chunks with each whole-name repeat removed, the fragments grouped into calls as
+    langchain's merge_lists groups them: a fragment joins the first call with its index and no
+    other id (fragments of the first chunk, or without an index, are calls of their own)."""
+    calls: dict[Any, list[list[Any]]] = {}  # index -> [[id, name so far], ...]
+    out = []
+    for number, chunk in enumerate(chunks):
+        fragments = []
+        for fragment in chunk.tool_call_chunks:
+            fragment = dict(fragment)
+            index, id_, name = fragment.get("index"), fragment.get("id"), fragment.get("name")
+            mergeable = isinstance(index, int) or (isinstance(index, str) and index[:3] == "lc_")
+            joined = None
+            if number and mergeable:
+                joined = next(
+                    (
+                        c
+                        for c in calls.get(index, ())
+                        if c[0] in (None, "") or id_ in (None, "") or c[0] == id_
+                    ),
+                    None,
+                )
+            if joined is None:
+                calls.setdefault(index, []).append([id_, name or ""])
+            else:
+                if name and name == joined[1]:
+                    fragment["name"] = None
+                elif name:
+                    joined[1] += name
+                if id_ not in (None, "") and joined[0] in (None, ""):
+                    joined[0] = id_
+            fragments.append(fragment)
+        if fragments:
+            chunk = AIMessageChunk(
+                content=chunk.content,
+                id=chunk.id,
+                tool_call_chunks=fragments,
+                response_metadata=chunk.response_metadata,
+                usage_metadata=chunk.usage_metadata,
+            )
+        out.append(chunk)
+    return out
 
 
 def gathered(chunks: list[AIMessageChunk]) -> AIMessage:
@@ -280,7 +326,10 @@ def big_stream(calls: int, fragments: int) -> tuple[list[AIMessageChunk], list[s
 def test_ask_parses_each_call_once_and_never_adds_chunks(monkeypatch, tmp_path: Path) -> None:
     chunks, args = big_stream(calls=3, fragments=2000)
     parsed: list[int] = []
-    real_loads, real_partial = agentcli.streaming.json.loads, agentcli.streaming.parse_partial_json
+    real_loads, real_partial = (
+        agentcli.agent.model.answer_stream.json.loads,
+        agentcli.agent.model.answer_stream.parse_partial_json,
+    )
 
     def loads(s: str, **kw: Any) -> Any:
         parsed.append(len(s))
@@ -293,8 +342,8 @@ def test_ask_parses_each_call_once_and_never_adds_chunks(monkeypatch, tmp_path: 
     def no_adding(self: Any, other: Any) -> Any:
         raise AssertionError("chunks added one by one: time in the square of the answer")
 
-    monkeypatch.setattr(agentcli.streaming.json, "loads", loads)
-    monkeypatch.setattr(agentcli.streaming, "parse_partial_json", partial)
+    monkeypatch.setattr(agentcli.agent.model.answer_stream.json, "loads", loads)
+    monkeypatch.setattr(agentcli.agent.model.answer_stream, "parse_partial_json", partial)
     monkeypatch.setattr(AIMessageChunk, "__add__", no_adding)
     tokens: list[str] = []
     reply = ask(
@@ -336,7 +385,7 @@ def test_a_big_overwrite_is_previewed_without_difflib(monkeypatch, tmp_path: Pat
     def matcher(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("difflib matched 5,000 x 5,000 lines")
 
-    monkeypatch.setattr(agentcli.preview.difflib, "SequenceMatcher", matcher)
+    monkeypatch.setattr(agentcli.ui.call_preview.difflib, "SequenceMatcher", matcher)
     shown = preview("write_file", {"path": "a.txt", "content": "keep\n" + new + "end\n"}, tmp_path)
     assert shown.kind == "diff"
     body = shown.text.splitlines()
@@ -354,7 +403,7 @@ def test_the_bounded_diff_is_a_true_diff() -> None:
         b = [rng.choice("abc") + "\n" for _ in range(rng.randint(0, 9))]
         if rng.random() < 0.5:
             b = a[: rng.randint(0, len(a))] + b + a[rng.randint(0, len(a)) :]
-        assert agentcli.preview._unified_diff(a, b, "x", "y") == list(
+        assert agentcli.ui.call_preview._unified_diff(a, b, "x", "y") == list(
             difflib.unified_diff(a, b, "x", "y")
         )
         hunk = bounded(a, b)
@@ -362,12 +411,12 @@ def test_the_bounded_diff_is_a_true_diff() -> None:
 
 
 def bounded(a: list[str], b: list[str]) -> list[str]:
-    limit = agentcli.preview.DIFF_WORK
-    agentcli.preview.DIFF_WORK = -1
+    limit = agentcli.ui.call_preview.DIFF_WORK
+    agentcli.ui.call_preview.DIFF_WORK = -1
     try:
-        return agentcli.preview._unified_diff(a, b, "x", "y")
+        return agentcli.ui.call_preview._unified_diff(a, b, "x", "y")
     finally:
-        agentcli.preview.DIFF_WORK = limit
+        agentcli.ui.call_preview.DIFF_WORK = limit
 
 
 def apply(a: list[str], diff: list[str]) -> list[str]:

@@ -22,10 +22,10 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import Agent
-from tests.mcp_server import PNG
-from tests.scripted_server import text, tool_calls
+from tests.helpers import MCP_SERVER as SERVER
+from tests.helpers.mcp_server import PNG
+from tests.helpers.scripted_server import text, tool_calls
 
-SERVER = str(Path(__file__).resolve().parents[1] / "mcp_server.py")
 CHOICE = r"\[a\]pprove.*\[q\]uit >"
 PROMPT = "you>"
 STARTED = "agentcli-test MCP server: started"  # what the server writes to stderr at start
@@ -87,6 +87,8 @@ def configure(agent: Agent, record: Path) -> None:
         "[mcp.servers.calc]\n"
         f"command = {json.dumps(sys.executable)}\n"
         f"args = [{json.dumps(SERVER)}, '--record', {json.dumps(str(record))}]\n"
+        # the server confined (the sandbox) may still keep its record, outside the workspace
+        f"[sandbox]\nwritable = [{json.dumps(str(record.parent))}]\n"
     )
 
 
@@ -215,7 +217,7 @@ def review_then_approve(agent: Agent, env: dict[str, str], answer: str | None, s
     child.sendline("e")
     if answer is not None:
         child.expect("new arguments as JSON >")
-        child.sendline(answer)
+        child.send("\x15" + answer + "\r")  # Ctrl-U: the prefilled arguments cleared
     child.expect(said)
     child.expect(CHOICE)
     assert not (agent.workspace / "e.txt").exists()  # nothing ran
@@ -223,7 +225,7 @@ def review_then_approve(agent: Agent, env: dict[str, str], answer: str | None, s
     child.expect("Ok.")
     child.expect(PROMPT)
     child.sendline("/exit")
-    child.expect(r"agentcli resume (\w+)")
+    child.expect(r"agentcli resume ([\w-]+)")
     thread = child.match.group(1)
     child.expect(pexpect.EOF)
     child.close()

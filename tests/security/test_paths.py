@@ -18,16 +18,19 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import agentcli_tools.search
 import pytest
+from agentcli_tools.base import ToolError
+from agentcli_tools.context import ToolContext
+from agentcli_tools.dir_listing import list_dir
+from agentcli_tools.file_reading import read_file
+from agentcli_tools.file_writing import edit_file, write_file
+from agentcli_tools.search import search_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.e2e.conftest import Agent
-from tests.scripted_server import text, tool_calls
-from tools.base import ToolError
-from tools.context import ToolContext
-from tools.files import edit_file, list_dir, read_file, write_file
-from tools.search import search_files
+from tests.helpers.scripted_server import text, tool_calls
 
 SECRET = "hunter2-dotenv"
 OUTSIDE = "OUTSIDE-SECRET-42"
@@ -189,7 +192,15 @@ def test_allow_rule_on_docs_does_not_cover_paths_that_lead_out_of_docs(agent: Ag
     assert result.returncode == 3, result.stderr  # every one waits for a person
     pending = json.loads(result.stdout)["pending"]
     denied = {"docs/up/.env", "docs/dotlink2"}  # lead to .env: the read_file deny holds
-    expected = [spelled(p, ws) for p in PAYLOADS_WRITE if p not in denied]
+    # lead outside the workspace (or nowhere): the tool's precheck sends them back unasked
+    outside = {
+        "docs/out-dir/evil.txt",
+        "docs/out-link",
+        "docs/loop",
+        "/proc/self/cwd/docs/up/evil.txt",
+        "../work/docs/up/evil.txt",
+    }
+    expected = [spelled(p, ws) for p in PAYLOADS_WRITE if p not in denied | outside]
     assert [p["args"]["path"] for p in pending] == expected
     assert not (ws / ".git" / "hooks" / "pre-commit").exists()
     assert not (ws / "evil.txt").exists() and not (ws.parent / "evil.txt").exists()
@@ -394,7 +405,7 @@ def test_no_path_reads_outside(
 
 
 def _policy(*rules: tuple[str, str, str], **flags: Any) -> Any:
-    from agentcli.policy import Policy
+    from agentcli.policy.approval_policy import Policy
 
     return Policy.build(
         rules=[{"tool": t, "match": m, "decision": d} for t, m, d in rules], **flags
@@ -402,7 +413,7 @@ def _policy(*rules: tuple[str, str, str], **flags: Any) -> Any:
 
 
 def _context(ws: Path, *rules: tuple[str, str, str], **flags: Any) -> Any:
-    from agentcli.state import RunContext
+    from agentcli.agent.state import RunContext
 
     return SimpleNamespace(context=RunContext(workspace=ws, policy=_policy(*rules, **flags)))
 
@@ -423,8 +434,9 @@ PAYLOADS_EXTRA_KEYS: list[tuple[str, dict[str, Any]]] = [
 
 @pytest.mark.parametrize(("tool", "args"), PAYLOADS_EXTRA_KEYS)
 def test_built_in_tools_refuse_arguments_they_do_not_take(tool: str, args: dict) -> None:
-    from agentcli.review import validate_args
-    from tools.registry import BUILTIN_TOOLS
+    from agentcli_tools.registry import BUILTIN_TOOLS
+
+    from agentcli.agent.review.argument_check import validate_args
 
     problem = validate_args(BUILTIN_TOOLS[tool], dict(args))
     assert problem is not None and "unknown" in problem
@@ -523,7 +535,7 @@ _PARTS = st.sampled_from(["x", "..", "refs", "up", "config", ".git", "d", "."])
 def test_the_tool_writes_exactly_where_the_policy_saw_the_path_lead(
     tmp_path_factory: pytest.TempPathFactory, parts: list[str]
 ) -> None:
-    from tools.paths import resolve_relative
+    from agentcli_tools.paths import resolve_relative
 
     ws = tmp_path_factory.mktemp("agree") / "ws"
     (ws / ".git" / "refs").mkdir(parents=True)
@@ -550,7 +562,7 @@ def test_the_tool_writes_exactly_where_the_policy_saw_the_path_lead(
 
 def test_search_and_list_dir_on_the_server_skip_what_the_rules_protect(tmp_path: Path) -> None:
     from agentcli.config import Settings
-    from agentcli.server import context_schema
+    from agentcli.server.graph import context_schema
 
     ws = tmp_path
     (ws / ".env").write_text(f"SECRET={SECRET}\n")
@@ -579,7 +591,7 @@ def test_an_absolute_deny_rule_protects_in_search_as_in_decide(tmp_path: Path) -
 
 
 def test_the_review_shows_the_file_that_will_be_written(tmp_path: Path) -> None:
-    from agentcli.preview import preview
+    from agentcli.ui.call_preview import preview
 
     ws = tmp_path
     (ws / ".git").mkdir()
@@ -662,7 +674,7 @@ PAYLOADS_UNENCODABLE = ["a\ud800b", "\udfff", "docs/\ud83d", "\ud800/../.env", "
 def test_unencodable_paths_are_refused_cleanly_without_leaking_descriptors(
     tmp_path: Path, path: str
 ) -> None:
-    from tools.paths import resolve_relative
+    from agentcli_tools.paths import resolve_relative
 
     (tmp_path / ".env").write_text(f"SECRET={SECRET}\n")
     policy = _policy(("read_file", ".env", "deny"), ("*_file", "*", "allow"))
@@ -678,7 +690,7 @@ def test_unencodable_paths_are_refused_cleanly_without_leaking_descriptors(
 
 
 def test_no_walk_leaks_a_descriptor(tmp_path: Path) -> None:
-    from tools.paths import resolve_relative
+    from agentcli_tools.paths import resolve_relative
 
     (tmp_path / "loop").symlink_to("loop")
     (tmp_path / "f").write_text("x")
@@ -724,9 +736,8 @@ PAYLOADS_SLOW_REGEX = ["(a|aa)+$", "(aa|a)+$", "(a|aa)+c"]
 def test_a_backtracking_pattern_stops_within_the_time_budget(
     tmp_path: Path, pattern: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tools.search
 
-    monkeypatch.setattr(tools.search, "REGEX_SECONDS", 1.0)
+    monkeypatch.setattr(agentcli_tools.search, "REGEX_SECONDS", 1.0)
     (tmp_path / "a.txt").write_text(("a" * 40 + "b\n") * 20)
     (tmp_path / "ok.txt").write_text("aaab\n")
     outcome: list[str] = []
@@ -784,7 +795,9 @@ def test_a_rule_that_can_never_match_is_a_config_error(
     with pytest.raises(ConfigError) as caught:
         load_settings(config)
     message = str(caught.value)
-    assert "\n" not in message and "approval rule 1" in message and repr(match) in message
+    assert (
+        "\n" not in message and "[[approval.rules]] number 1" in message and repr(match) in message
+    )
     assert ("write the host" if tool.startswith("fetch") else 'without ".."') in message
 
 

@@ -18,10 +18,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from agentcli_tools.process_tree import start_time
 
 from tests.e2e.conftest import AGENTCLI, Agent
-from tests.scripted_server import text, tool_calls
-from tools.supervised import start_time
+from tests.helpers.scripted_server import text, tool_calls
 
 # (name, command template): {f} is the file the escaped process would write, {m} a marker
 PAYLOADS_ESCAPE = [

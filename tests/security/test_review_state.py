@@ -19,13 +19,18 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END
 from langgraph.types import Command, Send
 
-from agentcli.approval import NOT_APPROVED, PROCESS_KEY, ApprovalKey, seal_call
+from agentcli.agent.graph import build_graph
+from agentcli.agent.review.approval_seals import (
+    NOT_APPROVED,
+    PROCESS_KEY,
+    ApprovalKey,
+    seal_call,
+)
+from agentcli.agent.review.dismissed_calls import NOT_RUN
+from agentcli.agent.state import RunContext
 from agentcli.config import Settings
-from agentcli.dismissed import NOT_RUN
-from agentcli.graph import build_graph
-from agentcli.server import context_schema
-from agentcli.state import RunContext
-from tests.fakes import FakeChatModel, call, say
+from agentcli.server.graph import context_schema
+from tests.helpers.fakes import FakeChatModel, call, say
 from tests.unit.conftest import RAN, note
 
 EDIT = {"type": "edit", "edited_action": {"name": "note", "args": {"text": "bye"}}}

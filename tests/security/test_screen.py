@@ -3,7 +3,7 @@ and no untrusted text reaches stdout or stderr as terminal codes.
 
 The review test plays the chat in a real pseudo-terminal and feeds everything it writes to
 a terminal emulator (pyte) of the same size; at each review it reads the panel off the
-emulated screen, turns the marks back into characters (agentcli.visible.unmark) and
+emulated screen, turns the marks back into characters (agentcli.terminal_text.unmark) and
 requires exactly the command the model sent, which then runs once approved. A payload that
 reached the terminal raw would move the cursor, erase, overwrite or hide, and the screen
 would read back differently.
@@ -18,9 +18,9 @@ import pexpect
 import pyte
 import pytest
 
-from agentcli.visible import unmark
+from agentcli.terminal_text import unmark
 from tests.e2e.conftest import Agent
-from tests.scripted_server import error, text, tool_calls
+from tests.helpers.scripted_server import error, text, tool_calls
 
 ROWS, COLS = 120, 120
 CHOICE = r"\[a\]pprove.*\[q\]uit >"
@@ -116,7 +116,7 @@ def test_the_review_shows_exactly_what_runs(agent: Agent, colour: bool) -> None:
     child.expect("all done")
     child.expect(PROMPT)
     child.sendline("/exit")
-    child.expect(r"agentcli resume (\w+)")
+    child.expect(r"agentcli resume ([\w-]+)")
     thread = child.match.group(1)
     child.expect(pexpect.EOF)
     wrong = [(c, s) for c, s in zip(PAYLOADS, shown, strict=True) if c != s]
@@ -251,7 +251,7 @@ def test_a_lone_surrogate_never_breaks_output(agent: Agent, fmt: str) -> None:
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from agentcli.visible import dumps, visible  # noqa: E402
+from agentcli.terminal_text import dumps, visible  # noqa: E402
 
 ANY_TEXT = st.text(st.characters(codec=None), max_size=200)
 
@@ -281,8 +281,8 @@ def test_json_output_is_always_valid_and_exact(value: object) -> None:
 def test_the_panel_renders_no_raw_control(payload: str) -> None:
     from rich.console import Console
 
-    from agentcli.preview import Preview
-    from agentcli.ui.render import call_panel
+    from agentcli.ui.call_preview import Preview
+    from agentcli.ui.event_renderer import call_panel
 
     for colour in ("truecolor", None):
         console = Console(width=60, color_system=colour, force_terminal=True, record=False)
@@ -301,8 +301,8 @@ FENCE_BREAKERS = ["```\n# Injected heading\n```", "````\nx", "`", "a ``` b ```` 
 def test_untrusted_text_cannot_leave_its_markdown_fence(result: str) -> None:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-    from agentcli.store import ThreadRow
-    from agentcli.transcript import to_markdown
+    from agentcli.threads.thread_rows import ThreadRow
+    from agentcli.threads.transcript import to_markdown
 
     call = {"id": "c1", "name": "read_file", "args": {"path": result}}
     values = {
@@ -327,7 +327,7 @@ def test_untrusted_text_cannot_leave_its_markdown_fence(result: str) -> None:
 # Round 2: characters that still printed raw, line breaks that were not in the bytes, a
 # Markdown export and a chat view that hid or forged text.
 
-from agentcli.visible import DEFAULT_IGNORABLE, mark, unsafe  # noqa: E402
+from agentcli.terminal_text import DEFAULT_IGNORABLE, mark, unsafe  # noqa: E402
 
 # Each hides in a command: the marked character must show as a mark, wherever it sits.
 PAYLOADS_INVISIBLE = [
@@ -420,8 +420,8 @@ PAYLOADS_BREAKS = ["\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85",
 
 
 def panel_lines(tmp_path, content: str, old: str | None = None) -> list[str]:
-    from agentcli.preview import preview
-    from agentcli.ui.render import highlighted
+    from agentcli.ui.call_preview import preview
+    from agentcli.ui.event_renderer import highlighted
 
     target = tmp_path / "run.sh"
     if old is None:
@@ -501,7 +501,7 @@ PAYLOADS_MD = [
 def hostile_thread(texts: list[str]) -> tuple[object, dict, list[tuple[dict, str]]]:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-    from agentcli.store import ThreadRow
+    from agentcli.threads.thread_rows import ThreadRow
 
     messages: list = []
     calls: list[tuple[dict, str]] = []
@@ -531,7 +531,7 @@ def hostile_thread(texts: list[str]) -> tuple[object, dict, list[tuple[dict, str
 def export_tokens(texts: list[str]):
     from markdown_it import MarkdownIt
 
-    from agentcli.transcript import to_markdown
+    from agentcli.threads.transcript import to_markdown
 
     row, values, calls = hostile_thread(texts)
     markdown = to_markdown(row, values)
@@ -618,7 +618,7 @@ def chat_screen(text: str) -> str:
 
     from rich.console import Console
 
-    from agentcli.ui.live import LiveView
+    from agentcli.ui.live_answer import LiveView
 
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, color_system=None, width=200)

@@ -12,14 +12,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from agentcli_tools.environment import tool_environment
+from agentcli_tools.redaction import Redactor
+from agentcli_tools.shell import _Live
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.e2e.conftest import Agent
-from tests.scripted_server import error, text, tool_calls
-from tools.environment import tool_environment
-from tools.redaction import Redactor
-from tools.shell import _Live
+from tests.helpers import ENV_MCP_SERVER
+from tests.helpers.scripted_server import error, text, tool_calls
 
 KEY = "sk-test-Zq8vW3kP1xN7mR4tY6uB9cE2"
 SECRETS = {
@@ -140,7 +141,7 @@ def test_an_mcp_stdio_server_gets_the_scrubbed_environment(agent: Agent) -> None
     _with_secrets(agent)
     agent.env["MY_VISIBLE"] = VISIBLE
     dump = agent.workspace / "server-env.txt"
-    server = Path(__file__).with_name("env_mcp_server.py")
+    server = Path(ENV_MCP_SERVER)
     config = Path(agent.env["XDG_CONFIG_HOME"]) / "agentcli" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(

@@ -13,16 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentcli_tools.shell import shell
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from agentcli.agent.graph import build_graph
+from agentcli.agent.secrets import NEVER_PASS
+from agentcli.agent.state import RunContext
 from agentcli.config import Settings
-from agentcli.graph import build_graph
-from agentcli.secrets import NEVER_PASS
-from agentcli.server import context_schema
-from agentcli.state import RunContext
-from tests.fakes import FakeChatModel, call, say
-from tools.shell import shell
+from agentcli.server.graph import context_schema
+from tests.helpers.fakes import FakeChatModel, call, say
 
 KEY = "sk-test-SUPERSECRETKEY-1234567890"
 SETTINGS = dict(

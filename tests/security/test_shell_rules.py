@@ -17,10 +17,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from agentcli.policy import Policy
-from agentcli.wrapperoptions import SPECS
+from agentcli.policy.approval_policy import Policy
+from agentcli.policy.bash.wrapper_options import SPECS
 from tests.e2e.conftest import Agent
-from tests.scripted_server import text, tool_calls
+from tests.helpers.scripted_server import text, tool_calls
 
 ALLOW_RULES = [
     {"tool": "shell", "match": "echo *", "decision": "allow"},

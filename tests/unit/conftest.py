@@ -10,10 +10,10 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 
 from agentcli.config import Settings
-from agentcli.policy import Policy
-from agentcli.session import Session
-from agentcli.store import open_store
-from tests.fakes import FakeChatModel
+from agentcli.policy.approval_policy import Policy
+from agentcli.session.local import Session
+from agentcli.threads.backends import open_store
+from tests.helpers.fakes import FakeChatModel
 
 RAN: list[dict[str, Any]] = []
 

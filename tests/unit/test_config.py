@@ -9,8 +9,7 @@ import pytest
 
 from agentcli.config import FIELDS, load_settings
 from agentcli.errors import ConfigError
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import ROOT
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -56,27 +55,63 @@ def test_default_file_location_and_agentcli_config(
     [
         ("[model]\nname = \n", r"is not valid TOML: .*line 2"),
         ("[model]\nnmae = 'x'\n", r"unknown key 'model.nmae'"),
-        ("[agent]\nmax_steps = 'ten'\n", r"'agent.max_steps' must be a int"),
-        ("[agent]\nmax_steps = 0\n", r"'agent.max_steps' is out of range"),
-        ("[approval]\nallow = [1]\n", r"'approval.allow' must be a list of tool names"),
-        ("model = 'x'\n", r"'model' must be a \[section\]"),
-        ("[[approval.rules]]\ntool = 'shell'\ndecision = 'maybe'\n", r"rule 1: decision must be"),
-        ("[[approval.rules]]\ndecision = 'allow'\n", r"rule 1 needs a 'tool'"),
+        (
+            "[agent]\nmax_steps = 'ten'\n",
+            r'agent.max_steps = "ten" in .*: expected a whole number of model turns, e.g. 25$',
+        ),
+        (
+            "[agent]\nmax_steps = 0\n",
+            r"agent.max_steps = 0 in .*: expected a whole number .*\(at least 1\)",
+        ),
+        (
+            "[approval]\nallow = [1]\n",
+            r"approval.allow = \[1\] in .*: expected a list of tool names",
+        ),
+        (
+            "model = 'x'\n",
+            r'model = "x" in .*: expected a \[section\] \(did you mean \[model\]\?\)',
+        ),
+        (
+            "[[approval.rules]]\ntool = 'shell'\ndecision = 'maybe'\n",
+            r'rules\]\] number 1 in .*: decision = "maybe": expected allow, ask or deny',
+        ),
+        (
+            "[[approval.rules]]\ndecision = 'allow'\n",
+            r"rules\]\] number 1 in .*: needs a tool name",
+        ),
         ('[model.prices."m"]\ninput = 1\n', r"needs input and output prices"),
-        ("[tools]\nmodules = [1]\n", r"'tools.modules' must be a list of module names or .py"),
-        ("[tools]\ndisabled = 'shell'\n", r"'tools.disabled' must be a list, not 'shell'"),
-        ("[mcp.servers.x]\nargs = []\n", r"mcp server 'x' needs either 'command' .* or 'url'"),
+        (
+            "[tools]\nmodules = [1]\n",
+            r"tools.modules = \[1\] in .*: expected a list of module names or .py",
+        ),
+        (
+            "[tools]\ndisabled = 'shell'\n",
+            r'tools.disabled = "shell" in .*: expected a list of tool names',
+        ),
+        (
+            "[mcp.servers.x]\nargs = []\n",
+            r"\[mcp.servers.x\] in .*: needs either 'command' .* or 'url'",
+        ),
         ("[mcp.servers.x]\ncommand = 'a'\nurl = 'http://h'\n", r"needs either 'command'"),
         ("[mcp.servers.x]\ncommand = 'a'\nheaders = {}\n", r"unknown key 'headers' \(allowed"),
-        ("[mcp.servers.x]\ncommand = ''\n", r"'command' must be a non-empty string"),
-        ("[mcp.servers.x]\ncommand = 'a'\nargs = 'b'\n", r"'args' must be a list of strings"),
-        ("[mcp.servers.x]\ncommand = 'a'\nargs = {b = 'c'}\n", r"'args' must be a list of str"),
-        ("[mcp.servers.x]\ncommand = 'a'\nargs = [1]\n", r"'args' must be a list of strings"),
-        ("[mcp.servers.x]\ncommand = 'a'\nenv = {A = 1}\n", r"'env' must be a table of strings"),
+        ("[mcp.servers.x]\ncommand = ''\n", r'command = "": expected a non-empty string'),
+        ("[mcp.servers.x]\ncommand = 'a'\nargs = 'b'\n", r"args = .*: expected a list of strings"),
+        (
+            "[mcp.servers.x]\ncommand = 'a'\nargs = {b = 'c'}\n",
+            r"args = .*: expected a list of strings",
+        ),
+        ("[mcp.servers.x]\ncommand = 'a'\nargs = [1]\n", r"args = .*: expected a list of strings"),
+        (
+            "[mcp.servers.x]\ncommand = 'a'\nenv = {A = 1}\n",
+            r'env = \{"A": 1\}: expected a table of strings',
+        ),
         ("[mcp.servers.x]\nurl = 'ftp://h'\n", r"'url' must start with http:// or https://"),
-        ("[mcp.servers.'a.b']\ncommand = 'a'\n", r"mcp server 'a.b': the name may only use"),
-        ("[mcp]\nservers = 1\n", r"'mcp.servers' must be a dict"),
-        ("[mcp.servers]\nx = 1\n", r"mcp server 'x' must be a \[mcp.servers.x\] table"),
+        (
+            "[mcp.servers.'a.b']\ncommand = 'a'\n",
+            r"\[mcp.servers.a.b\] in .*: the name may only use",
+        ),
+        ("[mcp]\nservers = 1\n", r"mcp.servers = 1 in .*: expected \[mcp.servers.NAME\] tables"),
+        ("[mcp.servers]\nx = 1\n", r"\[mcp.servers.x\] in .*: expected a \[mcp.servers.x\] table"),
     ],
 )
 def test_bad_config_names_the_file(tmp_path: Path, text: str, message: str) -> None:
@@ -109,3 +144,34 @@ def test_the_example_documents_every_key_and_loads() -> None:
             documented.add(f"{section}.{m.group(1)}")
     assert set(FIELDS) <= documented
     load_settings(ROOT / "config.example.toml")
+
+
+def test_each_error_maps_to_its_exit_code_in_one_place() -> None:
+    from agentcli.errors import (
+        ConfigError,
+        ExitCode,
+        Interrupted,
+        ModelError,
+        RunStopped,
+        SetupNeeded,
+        ThreadBusy,
+        ThreadNotFound,
+        UsageError,
+        exit_code_for,
+    )
+
+    assert [
+        exit_code_for(e)
+        for e in (
+            UsageError("x"),
+            ConfigError("x"),
+            ThreadNotFound("x"),
+            SetupNeeded("x"),
+            Interrupted("x"),
+            ModelError("x"),
+            ThreadBusy("x"),
+            RunStopped("x"),
+            ValueError("a bug"),
+        )
+    ] == [2, 2, 2, 2, 130, 1, 1, 1, 1]
+    assert ExitCode.AWAITING_REVIEW == 3

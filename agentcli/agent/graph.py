@@ -1,0 +1,218 @@
+"""The agent graph: agent -> review [-> approve] -> tools (one task per call) -> agent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+)
+from langchain_core.tools import BaseTool
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from agentcli.agent.agents_md import prompt_section
+from agentcli.agent.context.compaction import outgoing
+from agentcli.agent.context.fit import ContextFit, notice
+from agentcli.agent.model.answer_stream import Accumulator
+from agentcli.agent.model.cut_off_answers import cut_off_reason, without_calls
+from agentcli.agent.model.retries import Retries, answer
+from agentcli.agent.review.dismissed_calls import reconcile
+from agentcli.agent.review.node import make_review_nodes
+from agentcli.agent.state import AgentState, RunContext
+from agentcli.agent.text_calls.prompt import as_text, describe
+from agentcli.agent.text_calls.recovery import with_text_calls
+from agentcli.agent.text_calls.stream import HeldBack
+from agentcli.agent.tools_node import make_tools_node
+from agentcli.errors import Interrupted
+from agentcli.threads.stopped_answer import INTERRUPTED, was_stopped
+
+SYSTEM = """You are agentcli, an assistant working in a terminal on the user's machine.
+Your workspace is {workspace}; file paths are relative to it and the shell runs there.
+Every tool call is shown to the user, who may approve, edit or reject it, or answer with
+feedback instead. A rejected call did not run: do not retry it unchanged; read any feedback
+and adapt. Be brief."""
+
+
+def steps_since_user(messages: Sequence[BaseMessage]) -> int:
+    """Model turns since the last user message (the step count for max_steps)."""
+    count = 0
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            break
+        count += isinstance(message, AIMessage)
+    return count
+
+
+def system_prompt(ctx: RunContext) -> str:
+    prompt = SYSTEM.format(workspace=ctx.workspace)
+    if ctx.system_prompt:
+        prompt += "\n\n" + ctx.system_prompt
+    if project := prompt_section(ctx.workspace):  # AGENTS.md, read at each call
+        prompt += "\n\n" + project
+    return prompt
+
+
+def ask(
+    chat: Any,
+    messages: list[BaseMessage],
+    write: Callable[[Any], None],
+    ctx: RunContext,
+    offered: Collection[str] = (),
+) -> BaseMessage:
+    """The model's answer; its text goes out token by token as custom stream parts
+    (`{"token": ...}`). Not LangGraph's "messages" mode: that one scans the whole history
+    at every node of every step, which made a long thread's turns slower.
+
+    The chunks are gathered by an Accumulator, not added up: adding chunks costs the size of
+    the answer so far at every chunk (time in the square of the answer's size).
+
+    With `offered` tool names, calls the model wrote as text are recovered (text_tool_calls.py):
+    text from where one may start is held back, and once the answer is complete the rest
+    of the saved text goes out, so the tokens add up to the answer as saved."""
+    whole = Accumulator()
+    answer: BaseMessage | None = None  # what a model that does not stream yields: all of it
+    shown = False  # some text went out
+    held = HeldBack(offered) if offered else None
+    try:
+        for chunk in chat.stream(messages):
+            if ctx.cancel is not None and ctx.cancel.is_set():  # Ctrl-C while it answered
+                return _stopped(whole, shown)
+            if text := chunk.text:
+                out = held.feed(text) if held is not None else text
+                if out:
+                    write({"token": out})
+                    shown = True
+            if isinstance(chunk, AIMessageChunk):
+                whole.add(chunk)
+            else:
+                answer = chunk
+    except Exception:
+        if ctx.cancel is not None and ctx.cancel.is_set() and shown:
+            return _stopped(whole, shown)  # the stream broke after the person stopped it
+        raise
+    if ctx.cancel is not None and ctx.cancel.is_set():
+        return _stopped(whole, shown)
+    if answer is None:
+        answer = whole.message() if whole.chunks else AIMessage("")
+    if held is not None:
+        answer = with_text_calls(answer, offered)
+        if rest := held.rest(answer.text):
+            write({"token": rest})
+    return answer
+
+
+def _stopped(whole: Accumulator, shown: bool) -> AIMessage:
+    """The answer the person stopped with Ctrl-C: its text so far, marked as interrupted.
+    Tool calls in it are dropped (half-streamed, never reviewed): no call waits for a
+    result. With no text out yet there is nothing to keep: the run stops."""
+    if not shown:
+        raise Interrupted("interrupted: the answer was dropped")
+    partial = whole.message()
+    metadata = {**partial.response_metadata, INTERRUPTED: True}
+    return AIMessage(
+        content=partial.text,
+        id=partial.id,
+        response_metadata=metadata,
+        additional_kwargs={INTERRUPTED: True},
+    )
+
+
+def build_graph(
+    model: Callable[[], BaseChatModel],
+    tools: Sequence[BaseTool],
+    context_schema: type[RunContext] = RunContext,
+    retry: Retries | None = None,
+    tool_calls: str = "auto",
+) -> StateGraph[Any, Any, Any, Any]:
+    """The uncompiled graph; the caller compiles it with its checkpointer.
+
+    `model` is called when the agent first needs it, so reading a thread's state never
+    builds a client (nor needs an API key). A server passes a `context_schema` whose
+    fields all have defaults, since its clients may send no context at all. `retry` says
+    how often a failed model request is tried (model_retries.py; None: once).
+
+    `tool_calls` ([model] tool_calls): "native" sends the tools and reads only native calls;
+    "auto" also recovers calls written as text when the model makes no native one; "text"
+    describes the tools in the system prompt instead of sending them (text_tool_prompt.py).
+    """
+    textual = tool_calls == "text" and bool(tools)
+    offered = [tool.name for tool in tools] if tool_calls != "native" else []
+    bound: list[Any] = []  # the model with the tools bound, then the model alone
+    retries = retry or Retries()
+    described: list[str] = []  # text mode: the tools, as the system prompt describes them
+    fit = ContextFit(tools)
+
+    def agent(state: AgentState, runtime: Runtime[RunContext]) -> Command:
+        ctx = runtime.context
+        messages = state["messages"]
+        if ctx.cancel is not None and ctx.cancel.is_set():  # Ctrl-C: no further model call
+            raise Interrupted("interrupted before the model was asked again")
+        if settled := reconcile(state):  # calls a client left undecided: told, then asked
+            return Command(update=settled, goto="agent")
+        if steps_since_user(messages) >= ctx.max_steps:
+            return Command(goto=END)
+        prompt = system_prompt(ctx)
+        if not bound:
+            chat = model()
+            bound.extend([chat.bind_tools(list(tools)) if tools and not textual else chat, chat])
+            described.append(describe(tools) if textual else "")
+        if textual:
+            prompt += "\n\n" + described[0]
+        budget, compaction = fit.budget(ctx), state.get("compaction")
+        sent = _as_sent(outgoing(prompt, messages, compaction, budget), textual)
+        update: dict[str, Any] = {}
+        fresh = (compaction or {}).get("length") != len(messages)  # once per new message
+        if budget and ctx.compact and fresh and fit.estimate(sent) > budget.limit:
+            if done := fit.compacted(bound[1], prompt, messages, compaction, budget, "threshold"):
+                runtime.stream_writer(notice(done[0]))
+                return Command(update={"compaction": done[0]}, goto="agent")  # saved, then asked
+        write = runtime.stream_writer
+
+        def asked(request: list[BaseMessage]) -> BaseMessage:
+            def once(chat: Any) -> BaseMessage:
+                return ask(chat, request, write, ctx, offered)
+
+            return answer(once, bound[0], request, write, ctx.cancel, retries)
+
+        try:
+            reply = asked(sent)
+        except Exception as exc:  # a request too long for the server: compacted, tried once more
+            if not (done := fit.after_overflow(bound[1], prompt, messages, compaction, ctx, exc)):
+                raise
+            write(notice(done[0]))
+            update["compaction"], sent = done[0], _as_sent(done[1], textual)
+            reply = asked(sent)
+        if budget:  # the estimate is only needed, and only paid for, with a known window
+            fit.learn(sent, reply)
+        if isinstance(reply, AIMessage) and (reason := cut_off_reason(reply)):
+            # cut off: any call in it may be half written, so none runs; the run ends
+            update["messages"] = [without_calls(reply, reason)]
+            return Command(update=update, goto=END)
+        calls = isinstance(reply, AIMessage) and (reply.tool_calls or reply.invalid_tool_calls)
+        update["messages"] = [reply]
+        if was_stopped(reply):  # stopped mid-answer: the turn ends
+            return Command(update=update, goto=END)
+        return Command(update=update, goto="review" if calls else END)
+
+    builder = StateGraph(AgentState, context_schema=context_schema)
+    builder.add_node("agent", agent, destinations=("review", "agent", END))
+    review, approve = make_review_nodes(tools)
+    builder.add_node("review", review, destinations=("approve", "tools", "agent", END))
+    builder.add_node("approve", approve, destinations=("tools", "agent"))
+    builder.add_node("tools", make_tools_node(tools))
+    builder.add_edge(START, "agent")
+    builder.add_edge("tools", "agent")
+    return builder
+
+
+def _as_sent(request: list[BaseMessage], textual: bool) -> list[BaseMessage]:
+    """The request as the server takes it: in text mode, calls and results written as text
+    (text_tool_prompt.py) after the system message."""
+    return [request[0], *as_text(request[1:])] if textual and request else request

@@ -1,0 +1,36 @@
+"""The thread's audit: one record per decided call, and who decided it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+
+def audit_record(call: Any, decision: str, who: str, by: str, **extra: Any) -> dict[str, Any]:
+    """One entry of the thread's audit: which call, what was decided, by whom."""
+    return {
+        "call_id": call["id"],
+        "tool": call["name"],
+        "args": call["args"],
+        "decision": decision,
+        "who": who,
+        "by": by,
+        "ran_args": None,
+        "feedback": None,
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        **extra,
+    }
+
+
+PEOPLE = ("person", "client")
+
+
+def decider(decision: Mapping[str, Any], from_clients: bool) -> tuple[str, str]:
+    """Who decided, as the audit records it. Only agentcli's own session may say a rule or
+    flag did (it decides by its policy before answering); a server's client saying so is
+    recorded as a client, its claim kept in `by`."""
+    who, by = decision.get("who") or "person", decision.get("by") or "person"
+    if from_clients and (who, by) != ("person", "person"):
+        return "client", f"said {who}: {by}"[:200]
+    return who, by

@@ -1,0 +1,293 @@
+"""The review node: every tool call passes here before it can run.
+
+Invalid calls go straight back to the model; the policy allows or denies what it can;
+whatever is left waits for a person in one `interrupt()` whose payload and resume value
+follow LangChain v1's human-in-the-loop schema. Nothing here has side effects before the
+interrupt: on resume the node re-runs from the start and must reach the same question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.graph import END
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Send
+
+from agentcli.agent.review.answers import ask, checked
+from agentcli.agent.review.approval_seals import (
+    allowed_tools,
+    key_of,
+    review_sealed,
+    seal_call,
+    seal_review,
+    seal_tool,
+    step_of,
+    thread_of,
+)
+from agentcli.agent.review.argument_check import validate_args
+from agentcli.agent.review.audit_records import PEOPLE, audit_record, decider
+from agentcli.agent.review.pending_calls import ALTERED, answered_ids, vet
+from agentcli.agent.review.preconditions import precondition
+from agentcli.agent.state import AgentState, RunContext
+from agentcli.agent.toolset.sandboxing import UNCONFINED, unconfined_rule, would_confine
+from agentcli.decisions import DECISIONS
+
+Sealer = Callable[[ToolCall, bool], str]
+UNCONFINED_BY_PERSON = "off (unconfined once, chosen at the review)"
+
+REJECTED = "rejected by the user"
+
+
+def review_request(
+    calls: Sequence[tuple[ToolCall, str]],
+    allowed: Sequence[str] = DECISIONS,
+    sandbox: Callable[[ToolCall], str | None] = lambda call: None,
+) -> dict[str, Any]:
+    """The interrupt payload for the calls that need a person (v1 HITL schema, plus `id`;
+    `sandbox`: the confinement a call would run under, when an approve may lift it once
+    with `"sandbox": "off"`)."""
+    return {
+        "action_requests": [
+            {
+                "id": call["id"],
+                "name": call["name"],
+                "args": call["args"],
+                "description": f"Tool execution requires approval ({reason})",
+                **({"sandbox": label} if (label := sandbox(call)) else {}),
+            }
+            for call, reason in calls
+        ],
+        "review_configs": [
+            {"action_name": call["name"], "allowed_decisions": list(allowed)} for call, _ in calls
+        ],
+    }
+
+
+@dataclass
+class Turn:
+    """What one review decides: tool messages, the calls to run, and an audit record each."""
+
+    replies: list[ToolMessage] = field(default_factory=list)
+    approved: list[ToolCall] = field(default_factory=list)
+    audit: list[dict[str, Any]] = field(default_factory=list)
+    unconfined: set[str | None] = field(default_factory=set)  # ids run outside the sandbox
+
+    def run(
+        self,
+        call: ToolCall,
+        decision: str,
+        who: str,
+        by: str,
+        args: Any = None,
+        unconfined: str | None = None,
+    ) -> None:
+        """Run the call (with `args`, if edited); `unconfined`: why it runs outside the
+        sandbox (audited as its `sandbox`)."""
+        ran = call if args is None else {**call, "args": args}
+        self.approved.append(ran)
+        extra = {"sandbox": unconfined} if unconfined else {}
+        if unconfined:
+            self.unconfined.add(call["id"])
+        self.note(call, decision, who, by, ran_args=ran["args"], **extra)
+
+    def refuse(self, call: ToolCall, decision: str, who: str, by: str, text: str) -> None:
+        self.replies.append(_refused(call, text))
+        self.note(call, decision, who, by, feedback=text if decision == "feedback" else None)
+
+    def invalid(self, call_id: str | None, name: str, args: Any, problem: str) -> None:
+        self.replies.append(_error(call_id, name, problem))
+        self.note({"id": call_id, "name": name, "args": args}, "invalid", "agentcli", problem)
+
+    def update(self, **extra: Any) -> dict[str, Any]:
+        # no "messages" key without replies: even an empty write makes LangGraph's reducer
+        # index the whole history again
+        replies = {"messages": self.replies} if self.replies else {}
+        return {**replies, "audit": self.audit, **extra}
+
+    def next(self, seal: Sealer) -> Any:
+        """One ToolNode task per call to run, each with its seal, or back to the model."""
+        if not self.approved:
+            return "agent"
+        return [
+            Send(
+                "tools",
+                {
+                    "__type": "tool_call_with_context",
+                    "tool_call": call,
+                    "state": {},
+                    "approval": seal(call, call["id"] in self.unconfined),
+                    **({"sandbox": UNCONFINED} if call["id"] in self.unconfined else {}),
+                },
+            )
+            for call in self.approved
+        ]
+
+    def note(self, call: Any, decision: str, who: str, by: str, **extra: Any) -> None:
+        self.audit.append(audit_record(call, decision, who, by, **extra))
+
+
+STOPPED = "not run: the run stopped after too many invalid tool calls"
+
+
+def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGraph nodes
+    """`review` validates and applies the policy; `approve` asks a person for the rest.
+
+    They are two nodes so that the policy's verdicts are saved before the interrupt: a
+    resume (maybe by another process with other flags) answers exactly what was asked.
+    Every call either sends to the tools node carries its seal (approval.py), for the step
+    the tools task runs at (this one's next).
+    """
+    by_name = {tool.name: tool for tool in tools}
+
+    def review(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Command:
+        ctx = runtime.context
+        key, thread = key_of(ctx), thread_of(config)
+        allowed = allowed_tools(key, thread, state)
+        message = _last_assistant(state["messages"])
+        turn = Turn()
+        asking: list[dict[str, Any]] = []
+        for bad in message.invalid_tool_calls:
+            detail = f"the arguments are not valid JSON ({bad.get('error') or 'parse error'})"
+            turn.invalid(bad.get("id"), bad.get("name") or "unknown", bad.get("args"), detail)
+        for call in message.tool_calls:
+            tool = by_name.get(call["name"])
+            # arguments the tool cannot take, or a call its preconditions say it will refuse
+            problem = validate_args(tool, call["args"], list(by_name)) or precondition(
+                tool, call["args"], ctx
+            )
+            if problem:
+                turn.invalid(call["id"], call["name"], call["args"], problem)
+                continue
+            verdict = ctx.policy.decide(
+                call["name"], call["args"], allowed, workspace=ctx.workspace
+            )
+            if verdict.decision == "allow":
+                lifted = (
+                    unconfined_rule(ctx.policy.rules, call["name"], call["args"])
+                    if would_confine(ctx, call["name"])
+                    else None
+                )
+                turn.run(call, "allowed", verdict.who, verdict.by, unconfined=_off(lifted))
+            elif verdict.decision == "deny":
+                turn.refuse(call, "denied", verdict.who, verdict.by, verdict.refusal)
+            else:
+                asking.append({"call": call, "reason": verdict.reason})
+
+        invalid = any(record["decision"] == "invalid" for record in turn.audit)
+        invalid_turns = state.get("invalid_turns", 0) + 1 if invalid else 0
+        if invalid_turns >= ctx.max_invalid_turns:  # every call still gets its tool message
+            for call in [*turn.approved, *(item["call"] for item in asking)]:
+                turn.refuse(call, "denied", "agentcli", "max_invalid_turns", STOPPED)
+            turn.approved = []
+            return Command(update=turn.update(invalid_turns=invalid_turns), goto=END)
+        step = step_of(config) + 1  # of the approve or tools tasks this sends
+        if asking:
+            update = turn.update(invalid_turns=invalid_turns)
+            lifted_ids = [c["id"] for c in turn.approved if c["id"] in turn.unconfined]
+            update["review"] = seal_review(key, thread, step, turn.approved, asking, lifted_ids)
+            return Command(update=update, goto="approve")
+        seal = partial(seal_call, key, thread, step)
+        return Command(update=turn.update(invalid_turns=invalid_turns), goto=turn.next(seal))
+
+    def approve(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Command:
+        ctx = runtime.context
+        key, thread = key_of(ctx), thread_of(config)
+        message = _last_assistant(state["messages"])
+        # the review's own verdicts (sealed by it for this step), each exactly a call of the
+        # model's turn (pending.py): else every call left is refused, none asked
+        review = state.get("review")
+        if not review_sealed(key, thread, step_of(config), review):
+            review = None
+        pending = vet(review, message, answered_ids(state["messages"], message))
+        asking = pending.asking
+        calls = [call for call, _ in asking]
+        confined = {c["id"] for c in calls if would_confine(ctx, c["name"])}
+        request = review_request(
+            asking, sandbox=lambda c: ctx.sandbox.label() if c["id"] in confined else None
+        )
+        decisions = (
+            ask(
+                request,
+                lambda answer: checked(answer, calls, by_name, context=ctx, confined=confined),
+            )
+            if asking
+            else []
+        )
+        turn = Turn()
+        for call in pending.altered:
+            turn.refuse(call, "refused", "agentcli", "review changed from outside", ALTERED)
+        for stray in pending.strays:
+            turn.note(stray, "refused", "agentcli", "not a call of the model's turn")
+        allowed = allowed_tools(key, thread, state)
+
+        def denied(call: ToolCall, args: Any) -> bool:
+            """Refused when the policy of this run denies it (a resume may bring --deny)."""
+            verdict = ctx.policy.decide(call["name"], args, allowed, workspace=ctx.workspace)
+            if verdict.decision == "deny":
+                turn.refuse(call, "denied", verdict.who, verdict.by, verdict.refusal)
+            return verdict.decision == "deny"
+
+        turn.approved = list(pending.allowed)  # audited by the review, whatever the flags now
+        lifted = review.get("unconfined") if isinstance(review, Mapping) else None
+        turn.unconfined = {c["id"] for c in turn.approved if c["id"] in (lifted or [])}
+        remember: list[str] = []
+        edited: dict[str | None, dict[str, Any]] = {}
+        for (call, _), decision in zip(asking, decisions, strict=True):
+            who, by = decider(decision, ctx.from_clients)
+            personal = who in PEOPLE
+            kind = decision["type"]
+            if kind == "approve":
+                if denied(call, call["args"]):
+                    continue
+                off = UNCONFINED_BY_PERSON if decision.get("sandbox") == UNCONFINED else None
+                turn.run(call, "approved" if personal else "allowed", who, by, unconfined=off)
+                if decision.get("always"):
+                    remember.append(call["name"])
+            elif kind == "edit":  # its arguments were checked before it was taken
+                args = decision["edited_action"]["args"]
+                if denied(call, args):
+                    continue
+                edited[call["id"]] = args
+                turn.run(call, "edited", who, by, args)
+            elif decision.get("message"):
+                turn.refuse(
+                    call, "feedback" if personal else "denied", who, by, decision["message"]
+                )
+            else:
+                turn.refuse(call, "rejected", who, by, REJECTED)
+        update = turn.update(review=None)
+        if edited:  # the history shows what really ran: same message id, new arguments
+            calls = [{**c, "args": edited.get(c["id"], c["args"])} for c in message.tool_calls]
+            update["messages"] = [message.model_copy(update={"tool_calls": calls}), *turn.replies]
+        if remember:
+            update["allowed_tools"] = remember
+            update["allowed_seals"] = [seal_tool(key, thread, name) for name in remember]
+        seal = partial(seal_call, key, thread, step_of(config) + 1)
+        return Command(update=update, goto=turn.next(seal))
+
+    return review, approve
+
+
+def _off(rule: str | None) -> str | None:
+    return f"off (by {rule})" if rule else None
+
+
+def _last_assistant(messages: Sequence[Any]) -> AIMessage:
+    return next(m for m in reversed(messages) if isinstance(m, AIMessage))
+
+
+def _refused(call: ToolCall, text: str) -> ToolMessage:
+    """A call that did not run: rejected, denied, or answered with feedback."""
+    return ToolMessage(text, tool_call_id=call["id"] or "", name=call["name"], status="error")
+
+
+def _error(call_id: str | None, name: str, problem: str) -> ToolMessage:
+    text = f"Error: {problem}. The call was not run; correct it and call again."
+    return ToolMessage(text, tool_call_id=call_id or "", name=name, status="error")

@@ -1,0 +1,85 @@
+"""The graph's state and the per-run context its nodes and tools read."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, TypedDict
+
+from agentcli_tools.context import ToolContext
+from langchain_core.messages import AnyMessage
+from langgraph.channels import DeltaChannel
+from langgraph.graph.message import _messages_delta_reducer
+
+from agentcli.policy.approval_policy import Policy
+
+# `messages` and `audit` grow with the thread, so they are DeltaChannels (beta in
+# LangGraph 1.2): a checkpoint stores only the step's writes, plus a full copy every
+# SNAPSHOT_EVERY updates; a load replays the writes since the nearest copy. A turn with
+# a tool call updates `messages` 4 times (input, agent, tools, agent), a chat turn twice.
+# `audit` is updated at least a third as often (each user message, since Session.send
+# writes `audit: []`, and each review), so with a copy every quarter of SNAPSHOT_EVERY its
+# nearest copy is never further back than that of `messages`, and a load walks back at
+# most SNAPSHOT_EVERY steps. 250 rather than 1000: a resumed 300-turn thread loads in a
+# quarter of the walk for more bytes stored (a long-lived session skips the walk: see
+# recall.py). The figures: bench/README.md.
+SNAPSHOT_EVERY = 250
+
+
+def _extend(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
+    """operator.add over a batch of writes: appending is batching-invariant."""
+    return [*state, *(item for write in writes for item in write)]
+
+
+def _union(old: list[str], new: list[str]) -> list[str]:
+    return old + [name for name in new if name not in old]
+
+
+class AgentState(TypedDict, total=False):
+    # as add_messages: a message with a known id replaces it (an edited tool call);
+    # LangGraph gives every message written to a DeltaChannel an id before saving it
+    messages: Annotated[
+        list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=SNAPSHOT_EVERY)
+    ]
+    allowed_tools: Annotated[list[str], _union]  # tools the person allowed with `A`
+    allowed_seals: Annotated[list[str], _union]  # their seals: a name without one does not count
+    invalid_turns: int  # consecutive model turns with an invalid call
+    audit: Annotated[  # one record per decided call
+        list[dict[str, Any]], DeltaChannel(_extend, snapshot_frequency=SNAPSHOT_EVERY // 4)
+    ]
+    review: dict[str, Any] | None  # the policy's verdicts, while a person decides the rest
+    # what the model is sent in place of the oldest messages (compaction.py): `upto`, the
+    # number of messages a model-written `summary` stands for; `messages` stays whole
+    compaction: dict[str, Any] | None
+
+
+@dataclass
+class RunContext(ToolContext):
+    """Values for one run, never stored in the checkpoint: the policy comes from flags."""
+
+    policy: Policy = field(default_factory=Policy)
+    max_steps: int = 25
+    max_invalid_turns: int = 3
+    system_prompt: str | None = None
+    # where tool runs are recorded (journal.CallJournal; None: not guarded). Typed Any
+    # because LangGraph Server builds a JSON schema of the context, and a store has none.
+    journal: Any = None
+    # seals what the review approves, for the tools node to check (approval.ApprovalKey;
+    # None: a key for this process only)
+    approval_key: Any = None
+    # True on a server: answers come from its clients, whose say that a rule or flag
+    # decided (`who`/`by`) is not believed
+    from_clients: bool = False
+    # the model's context window in tokens (None: unknown, nothing compacted unless the
+    # server refuses a request as too long) and how a thread is kept inside it (compaction.py)
+    context_window: int | None = None
+    compact: bool = True
+    compact_threshold: float = 0.8
+    compact_keep: float = 0.25
+    tool_result_share: float = 0.2
+    answer_reserve: int = 1024
+
+    def protection(self, tool: str, rel: str, typed: str | None = None) -> str | None:
+        """The policy's deny and ask rules on paths, for the tools (one derivation: the CLI's
+        run context and the server's, whatever the client chose, ask the same policy)."""
+        return self.policy.protection(tool, rel, typed, workspace=self.workspace)

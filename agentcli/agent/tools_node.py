@@ -1,0 +1,136 @@
+"""The tools node: LangGraph's ToolNode, one approved call per task, guarded by the journal.
+
+A task runs only with the seal of the review or approve node that sent it (approval.py).
+A task LangGraph runs again because its result was never saved (the process died while
+the tool ran, or just after) finds its call in the journal, and the person is asked
+again (rerun.py), the call marked as possibly partly run, instead of it running twice in
+silence; a command's first run that may still be alive is ended first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt import ToolNode
+from langgraph.runtime import Runtime
+
+from agentcli.agent.review.approval_seals import (
+    NOT_APPROVED,
+    call_sealed,
+    key_of,
+    step_of,
+    thread_of,
+)
+from agentcli.agent.review.audit_records import audit_record
+from agentcli.agent.review.cut_off_calls import ask_again, journal_key, settle
+from agentcli.agent.state import RunContext
+from agentcli.agent.toolset.sandboxing import OFF, UNCONFINED, ran_under, would_confine
+from agentcli.threads.call_journal import RunProcess
+from agentcli.threads.langgraph_internals import CONFIG_KEY_RUNTIME
+
+
+def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph node
+    tool_node = ToolNode(list(tools), handle_tool_errors=True)
+    by_name = {tool.name: tool for tool in tools}
+
+    def tools_node(
+        task: dict[str, Any], runtime: Runtime[RunContext], config: RunnableConfig
+    ) -> Any:
+        ctx = runtime.context
+        journal = ctx.journal
+        thread_id = thread_of(config)
+        # only a call the review or approve node sealed for this thread and step runs, and
+        # it is checked before the journal: a task LangGraph runs again still carries it
+        if not isinstance(task, dict) or not call_sealed(
+            key_of(ctx), thread_id, step_of(config), task
+        ):
+            return {"audit": [_not_approved(task)]}
+        call = task["tool_call"]
+        unconfined = task.get("sandbox") == UNCONFINED  # sealed with the call: checked above
+        task = {k: v for k, v in task.items() if k not in ("approval", "sandbox")}
+        # journal key: the call in this task. LangGraph gives a task run again the same id
+        # (its namespace); some servers give every turn's first call the same call id.
+        key = journal_key(call["id"], config["configurable"].get("checkpoint_ns", ""))
+        decided: dict[str, Any] = {}
+        if journal is not None:
+            if earlier := journal.call_state(thread_id, key):
+                # never offered again while its first run may still be alive
+                earlier, where = settle(journal, thread_id, key, earlier)
+                again, decided = ask_again(call, earlier, by_name, ctx, where)
+                if again is None:
+                    return decided
+                task = {**task, "tool_call": again}
+            journal.call_started(thread_id, key)
+        config = _with_context(config, runtime, journal, thread_id, key, unconfined)
+        result = _redacted(tool_node.invoke(task, config), ctx.redactor)
+        if would_confine(ctx, call["name"]) or unconfined:
+            _label(result, ran_under(ctx, unconfined))
+        if journal is not None:
+            journal.call_finished(thread_id, key)
+        return {**result, **decided} if decided and isinstance(result, dict) else result
+
+    return tools_node
+
+
+def _with_context(
+    config: RunnableConfig,
+    runtime: Runtime[RunContext],
+    journal: Any,
+    thread_id: str,
+    key: str,
+    unconfined: bool,
+) -> RunnableConfig:
+    """The config with a runtime whose context records, for this call, the process that
+    supervises a command it runs (ToolContext.on_process), before the command starts; and
+    no sandbox for a call sealed to run unconfined."""
+    changes: dict[str, Any] = {"sandbox": OFF} if unconfined else {}
+    if journal is not None:
+
+        def on_process(pid: int, started: str) -> None:
+            journal.call_process(thread_id, key, RunProcess.here(pid, started))
+
+        changes["on_process"] = on_process
+    if not changes:
+        return config
+    context = replace(runtime.context, **changes)
+    configurable = {**config["configurable"], CONFIG_KEY_RUNTIME: runtime.override(context=context)}
+    return {**config, "configurable": configurable}
+
+
+def _label(result: Any, sandbox: str) -> None:
+    """Record on the call's tool message the sandbox it ran under (the transcript shows it)."""
+    for message in result.get("messages", []) if isinstance(result, dict) else []:
+        if isinstance(message, ToolMessage):
+            message.additional_kwargs["sandbox"] = sandbox
+
+
+def _redacted(result: Any, redactor: Any) -> Any:
+    """The tool messages with the session's secrets replaced (tools.redaction), before
+    they reach the checkpoint and the model."""
+    if not redactor or not isinstance(result, dict):
+        return result
+    for message in result.get("messages", []):
+        if isinstance(message, ToolMessage):
+            message.content = redactor.value(message.content)
+            message.artifact = redactor.value(message.artifact)
+    return result
+
+
+def _not_approved(task: Any) -> dict[str, Any]:
+    """The audit record of a tools task that carries no valid seal: it did not run.
+
+    No tool message: its call id may be no call of the model's (a forged Send), and a tool
+    message answering no call makes the model's API refuse the whole history."""
+    call = task.get("tool_call") if isinstance(task, dict) else None
+    call = call if isinstance(call, dict) else {}
+    shown = {
+        "id": str(call.get("id"))[:200],
+        "name": str(call.get("name"))[:200],
+        "args": call.get("args") if isinstance(call.get("args"), dict) else None,
+    }
+    return audit_record(shown, "refused", "agentcli", NOT_APPROVED)

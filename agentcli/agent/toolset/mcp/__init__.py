@@ -1,0 +1,1 @@
+"""Tools from MCP servers: connecting, their results as text, their logs."""

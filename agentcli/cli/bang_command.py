@@ -1,0 +1,58 @@
+"""`!command` at the chat prompt: a shell command the person runs, with no model and no
+review (it is the person's own command, as in their terminal). Its output is shown, made
+terminal-safe, and kept for the next message, which carries it to the model, fenced."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentcli.agent.fenced import fence
+
+MAX_KEPT = 20_000  # characters of output kept for the model: the end of it
+TAG = "shell_output"
+
+
+@dataclass(frozen=True)
+class ShellRun:
+    command: str
+    exit_code: int
+    output: str  # stdout and stderr, interleaved
+
+    def for_model(self) -> str:
+        """The fenced block the next message carries."""
+        output = self.output
+        if len(output) > MAX_KEPT:
+            output = f"[only the last {MAX_KEPT:,} characters]\n" + output[-MAX_KEPT:]
+        return fence(TAG, output, command=self.command, exit_code=self.exit_code)
+
+
+def is_command(text: str) -> bool:
+    """`!ls` is a command; `!` alone (or followed by spaces only) is not."""
+    return text.startswith("!") and bool(text[1:].strip())
+
+
+def run(command: str, cwd: Path) -> ShellRun:
+    """Run `command` with the person's shell in `cwd`; Ctrl-C stops it and all it started."""
+    shell = os.environ.get("SHELL") or "/bin/sh"
+    process = subprocess.Popen(
+        [shell, "-c", command],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own group: stopped whole, and Ctrl-C reaches us only
+    )
+    try:
+        data, _ = process.communicate()
+    except BaseException:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+        raise
+    return ShellRun(command, process.returncode, data.decode("utf-8", errors="replace"))

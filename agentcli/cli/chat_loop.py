@@ -1,0 +1,251 @@
+"""The interactive loop: read a message or a slash command, play the run, answer reviews."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+
+from agentcli.agent.model.chat_model import cost_usd
+from agentcli.cli.bang_command import ShellRun, is_command
+from agentcli.cli.ctrl_c import stopping
+from agentcli.config import data_dir
+from agentcli.errors import AgentcliError, Interrupted, UsageError
+from agentcli.events import Done, Event, ReviewRequest, add_usage_value
+from agentcli.ui import make_console
+from agentcli.ui.message_input import MessageInput
+from agentcli.ui.safe_text import safe, styled
+
+if TYPE_CHECKING:
+    from agentcli.cli.early_prompt import Starting
+    from agentcli.session.thread_session import ThreadSession
+    from agentcli.ui.event_renderer import Renderer
+
+
+class Chat:
+    def __init__(self, starting: Starting) -> None:
+        from agentcli.cli.slash_commands import COMMANDS
+
+        self.starting = starting
+        self._session: ThreadSession | None = None
+        self.console = make_console()
+        self.input = MessageInput(data_dir() / "history", COMMANDS)
+        starting.on_failure(self.input.stop)  # a session that cannot be made ends the prompt
+        self.leaving = False  # set by /exit
+        self.reviewed = False  # the thread's pending calls, if any, have been shown
+        self.shell_runs: list[ShellRun] = []  # `!command` output for the next message
+
+    @functools.cached_property
+    def view(self) -> Renderer:
+        """Made when first needed: Rich's Markdown and Syntax are not needed for the prompt."""
+        from agentcli.ui.event_renderer import Renderer
+
+        return Renderer(self.console)
+
+    @property
+    def session(self) -> ThreadSession:
+        """The session, made in the background since launch: wait for it if need be."""
+        if self._session is None:
+            if not self.starting.future.done():
+                self.view.begin("starting")
+            try:
+                session = self.starting.session()
+            except KeyboardInterrupt:  # back to the prompt, as Ctrl-C during a run does
+                raise Interrupted("interrupted while agentcli was starting: nothing sent") from None
+            finally:
+                self.view.end()
+            session.soft_ctrl_c = True  # Ctrl-C stops a run and comes back here
+            from agentcli.cli.early_prompt import show_warnings
+
+            show_warnings(session)
+            self._session = session
+        return self._session
+
+    def loop(self, message: str | None) -> None:
+        from agentcli.cli.recap import continues, show_recap
+        from agentcli.cli.slash_commands import run_command
+
+        self.banner()
+        if continues(self.starting):  # resume: the last exchanges first
+            show_recap(self)
+        self.console.print(Text("/help for commands, /exit or Ctrl-D to leave", style="dim"))
+        try:
+            if self.starting.awaiting and not self.answer_pending():
+                return self.bye(pending=True)
+            while not self.leaving:
+                if message is None:
+                    try:  # KeyboardInterrupt: Ctrl-C twice on an empty prompt leaves (130)
+                        message = self.input.read(drawn=self.starting.begin)
+                    except EOFError:
+                        self.console.print()
+                        break
+                text, message = message.strip(), None
+                if not text:
+                    continue
+                if text.startswith("/"):
+                    if not run_command(self, text):
+                        return self.bye(pending=True)
+                elif is_command(text):
+                    self.shell(text[1:].strip())
+                elif not self.send(text):
+                    return self.bye(pending=True)
+        except KeyboardInterrupt:
+            self.view.end()
+            self.bye(pending=False)
+            raise
+        self.bye(pending=False)
+
+    def banner(self) -> None:
+        """The current thread: after /new or /switch the session's, not the one started on."""
+        if self.starting.future.done() and not self.starting.future.exception():
+            s = self.session  # made already (a server's, or after /new or /switch): it knows
+            thread_id, where, title = s.thread_id, _where(s), s.row.title if s.row else None
+        else:
+            starting = self.starting
+            thread_id, where, title = starting.thread_id, starting.where, starting.title
+        about = f"{title} · {where}" if title is not None else f"new · {where}"
+        line = styled((f"thread {thread_id}", "bold"), (f" · {about}", "dim"))
+        self.console.print(line, soft_wrap=True)
+
+    @property
+    def workspace(self) -> Path:
+        """Where `!command` runs and `@path` is read: the session's workspace."""
+        if self._session is not None and self._session.workspace is not None:
+            return self._session.workspace
+        return Path(self.starting.where or ".").resolve()
+
+    def shell(self, command: str) -> None:
+        """`!command`: run it as the person, show its output, keep it for the next message."""
+        from agentcli.cli import bang_command
+
+        try:
+            ran = bang_command.run(command, self.workspace)
+        except KeyboardInterrupt:
+            self.console.print(Text("(stopped: nothing kept)", style="yellow"))
+            return
+        except OSError as exc:
+            self.error(UsageError(f"cannot run the command: {exc.strerror or exc}"))
+            return
+        if ran.output:
+            self.console.print(safe(ran.output.rstrip("\n")))
+        self.shell_runs.append(ran)
+        status = f"exit {ran.exit_code} · " if ran.exit_code else ""
+        self.console.print(Text(f"({status}output kept: it goes with your next message)", "dim"))
+
+    def send(self, text: str) -> bool:
+        """Play a message (with the files its `@path`s name and the `!command` output kept);
+        calls the thread was left waiting on are shown first (the index said there were
+        none, but it is only an index)."""
+        from agentcli.session.attachments import MAX_BYTES, attach
+
+        try:
+            if not self.reviewed and not self.answer_pending():
+                return False
+        except Interrupted as exc:  # Ctrl-C while the session was being made
+            self.error(exc)
+            return True
+        try:  # once the session is made: reading a file loads what the tools need
+            text, files = attach(text, self.workspace)
+        except UsageError as exc:
+            self.error(exc)
+            return True
+        for found in files:
+            cut = f", cut to its first {MAX_BYTES:,}" if found.cut else ""
+            self.console.print(styled((f"attached {found.rel} ({found.size:,} bytes{cut})", "dim")))
+        if self.shell_runs:
+            text += "\n\n" + "\n\n".join(ran.for_model() for ran in self.shell_runs)
+            self.shell_runs = []
+        return self.play(lambda: self.session.send(text))
+
+    def answer_pending(self) -> bool:
+        """Show a review the thread was left at; False if the person quit at it."""
+        self.reviewed = True
+        review = self.session.pending()
+        if review is None:
+            return True
+        answer = self.answer(review)
+        return answer is not None and self.play(lambda: answer)
+
+    def play(self, start: Callable[[], Iterator[Event]]) -> bool:
+        """Render a run, answering reviews as they come; False if the person quit at one."""
+        events: Iterator[Event] | None = None
+        spent: dict[str, Any] = {}  # over the whole turn, reviews included
+        while True:
+            review, done = None, None
+            self.view.begin("thinking" if events is None else "working")
+            try:
+                with stopping(getattr(self.session, "stop", None)):  # Ctrl-C stops the run
+                    for event in events or start():
+                        review = event if isinstance(event, ReviewRequest) else review
+                        done = event if isinstance(event, Done) else done
+                        self.view.show(event)
+            except AgentcliError as exc:
+                self.error(exc)
+                return True
+            finally:
+                self.view.end()
+            for key, value in (done.usage if done else {}).items():
+                spent[key] = add_usage_value(key, spent.get(key), value)
+            if review is None:
+                self.show_usage(spent)
+                return True
+            events = self.answer(review)
+            if events is None:
+                return False
+
+    def answer(self, review: ReviewRequest) -> Iterator[Event] | None:
+        s = self.session
+        decisions = s.policy_decisions(review)
+        if decisions is None:
+            from agentcli.ui.review_prompt import ask_decisions
+
+            decisions = ask_decisions(self.console, review, s.check_edit, s.workspace)
+            if decisions is None:
+                return None
+            decisions = [{**decision, "by": "terminal"} for decision in decisions]
+        return s.decide(decisions)
+
+    def show_usage(self, usage: dict[str, Any]) -> None:
+        if not usage.get("total_tokens"):
+            return
+        row = self.session.store.resolve(self.session.thread_id)
+        total = {"input_tokens": row.input_tokens, "output_tokens": row.output_tokens}
+        line = f"{usage['input_tokens']:,} in · {usage['output_tokens']:,} out"
+        if usage.get("estimated"):  # the server sent no usage: counted by agentcli
+            line += " (estimated)"
+        if "cost_usd" in usage:
+            line += f" · ${usage['cost_usd']:.4f}"
+        line += f"  (thread: {row.input_tokens + row.output_tokens:,} tokens"
+        spent = cost_usd(self.session.settings, self.session.settings.model, total)
+        line += f" · ${spent:.4f})" if spent is not None else ")"
+        self.console.print(Text(line, style="dim"))
+
+    def error(self, exc: AgentcliError) -> None:
+        self.view.end()
+        if isinstance(exc, Interrupted):
+            self.console.print(safe(str(exc), style="yellow"))
+        else:
+            self.console.print(styled(("error: ", "red"), (str(exc), ""), multiline=True))
+
+    def bye(self, pending: bool) -> None:
+        s = self._session
+        if s is None:  # left before the session was needed: the thread is as it was
+            if self.starting.title is None:
+                return
+            thread_id, server = self.starting.thread_id, ""
+        else:
+            if s.row is None:
+                return
+            from agentcli.cli.common_options import server_flag
+
+            thread_id, server = s.thread_id, server_flag(s)
+        what = "calls are waiting for review" if pending else "to continue"
+        hint = f"agentcli resume {thread_id}{server}"
+        self.console.print(styled((f"{what}: {hint}", "dim")), soft_wrap=True)  # to copy
+
+
+def _where(session: ThreadSession) -> str:
+    return session.location

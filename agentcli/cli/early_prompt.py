@@ -1,0 +1,115 @@
+"""A chat that can be typed into before LangChain has loaded.
+
+LangChain, LangGraph and the OpenAI client are slow to import. `agentcli chat`
+does not wait for them: the thread is found (or its id chosen) with the thread index
+alone, the prompt comes up, and the session (the libraries, the tools, the model client,
+the compiled graph) is made in a daemon thread while the person types. The first message
+waits for it only as long as it must. bench/startup.py measures both moments.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentcli.cli import gc_tuning
+from agentcli.cli.common_options import Common, attach, check_early, one_of, open_session, warn
+from agentcli.threads.thread_rows import ThreadStatus, new_thread_id
+
+if TYPE_CHECKING:
+    from agentcli.session.thread_session import ThreadSession
+
+
+@dataclass
+class Starting:
+    """What the chat shows at once, and the session being made for it."""
+
+    thread_id: str
+    title: str | None  # None: a new thread
+    where: str
+    awaiting: bool  # the index says calls wait for review: show them before the prompt
+    future: Future[ThreadSession] = field(default_factory=Future)
+    work: Callable[[], None] | None = None  # makes the session; begin() runs it once
+
+    def begin(self) -> None:
+        """Start making the session, in a daemon thread (the chat calls this once its
+        prompt is drawn, so the two do not share the start-up's CPU)."""
+        work, self.work = self.work, None
+        if work is not None:
+            threading.Thread(target=work, name="agentcli-prepare", daemon=True).start()
+
+    def session(self) -> ThreadSession:
+        """The session; waits for it, and raises what stopped it being made."""
+        self.begin()
+        return self.future.result()
+
+    def on_failure(self, callback: Callable[[BaseException], None]) -> None:
+        def check(future: Future[ThreadSession]) -> None:
+            if (error := future.exception()) is not None:
+                callback(error)
+
+        self.future.add_done_callback(check)
+
+
+def start(
+    common: Common,
+    thread: str | None,
+    last: bool,
+    auto_approve: bool,
+    approve: list[str] | None,
+    deny: list[str] | None,
+) -> Starting:
+    """Find the thread now (a bad id or a busy thread fails at once); the session is made
+    in the background once `begin()` is called. A session on a server is made here: it
+    loads no LangChain."""
+    settings = common.settings()
+    check_early(common, settings, approve, deny)
+    if common.server:
+        session = open_session(common, auto_approve, approve, deny)
+        attach(session, thread, last)
+        ready = Starting(session.thread_id, None, "", awaiting=True)
+        ready.future.set_result(session)
+        return ready
+    one_of(thread, last)
+    workspace = (common.checked_workspace() or Path.cwd()).resolve()
+    store = common.store(settings)
+    row = store.resolve(thread) if thread else store.latest(str(workspace)) if last else None
+    if row is not None:
+        store.hold(row.thread_id)  # one session per thread: ThreadBusy now, not later
+    where = row.workspace if row is not None and common.workspace is None else str(workspace)
+    if row is not None and common.workspace is None:
+        from agentcli.cli.recap import warn_if_gone
+
+        warn_if_gone(where, row.thread_id)
+    starting = Starting(
+        row.thread_id if row else new_thread_id(),
+        row.title if row else None,
+        where,
+        awaiting=row is not None and row.status != ThreadStatus.IDLE,
+    )
+
+    def prepare() -> None:
+        try:
+            session = open_session(common, auto_approve, approve, deny, store=store, quiet=True)
+            if row is not None:
+                session.open(row.thread_id)
+            else:
+                session.thread_id = starting.thread_id
+            session.prepare()
+            gc_tuning.ready()
+        except BaseException as exc:
+            starting.future.set_exception(exc)
+        else:
+            starting.future.set_result(session)
+
+    starting.work = prepare
+    return starting
+
+
+def show_warnings(session: ThreadSession) -> None:
+    for message in getattr(session, "warnings", []):
+        warn(message)

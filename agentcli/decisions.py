@@ -1,0 +1,78 @@
+"""Review decisions: the answer for one call, by a person, a flag or a rule.
+
+The form is LangChain v1's human-in-the-loop decision, which any client of a LangGraph server
+may send: `{"type": "approve"}`, `{"type": "edit", "edited_action": {"name", "args"}}`,
+`{"type": "reject", "message"?}`; agentcli adds `done` (a call cut off by a crash, marked as
+having run), `"sandbox": "off"` on an approve (run a confined call unconfined, once) and who
+decided (`who`, `by`). The review node still checks every decision it
+receives (agent/review.py): these constructors are how agentcli builds them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+DecisionType = Literal["approve", "edit", "reject", "done"]
+DECISIONS: list[str] = ["approve", "edit", "reject"]
+RERUN_DECISIONS: list[str] = [*DECISIONS, "done"]  # for a call a crash cut off
+
+
+class EditedAction(TypedDict):
+    name: str
+    args: dict[str, Any]
+
+
+class Decision(TypedDict):
+    type: DecisionType
+    message: NotRequired[str]
+    edited_action: NotRequired[EditedAction]
+    always: NotRequired[bool]  # approve this tool for the rest of the thread
+    sandbox: NotRequired[Literal["off"]]  # approve a confined call to run unconfined, once
+    who: NotRequired[str]  # person or policy
+    by: NotRequired[str]  # the rule, flag or client that decided
+
+
+class Decide:
+    """The decisions agentcli builds: `Decide.approve(by=...)`, `Decide.reject(message)`..."""
+
+    @staticmethod
+    def approve(
+        *,
+        always: bool = False,
+        unconfined: bool = False,
+        who: str | None = None,
+        by: str | None = None,
+    ) -> Decision:
+        decision: Decision = {"type": "approve"}
+        if always:
+            decision["always"] = True
+        if unconfined:  # run outside the sandbox, this once
+            decision["sandbox"] = "off"
+        return _signed(decision, who, by)
+
+    @staticmethod
+    def reject(
+        message: str | None = None, *, who: str | None = None, by: str | None = None
+    ) -> Decision:
+        """A rejection; with a message, the model reads it instead of a result (feedback)."""
+        decision: Decision = {"type": "reject"}
+        if message:
+            decision["message"] = message
+        return _signed(decision, who, by)
+
+    @staticmethod
+    def edit(name: str, args: dict[str, Any], *, by: str | None = None) -> Decision:
+        return _signed({"type": "edit", "edited_action": {"name": name, "args": args}}, None, by)
+
+    @staticmethod
+    def done(*, by: str | None = None) -> Decision:
+        """A cut-off call marked as having run: it does not run again."""
+        return _signed({"type": "done"}, None, by)
+
+
+def _signed(decision: Decision, who: str | None, by: str | None) -> Decision:
+    if who is not None:
+        decision["who"] = who
+    if by is not None:
+        decision["by"] = by
+    return decision

@@ -1,0 +1,1 @@
+"""What LangGraph Server loads: the agent graph (`langgraph.json`) and its call journal."""

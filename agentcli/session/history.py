@@ -1,0 +1,68 @@
+"""A thread's saved states, read through the graph (never a model): values, turns, forks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from agentcli.agent.graph import build_graph
+from agentcli.errors import UsageError
+from agentcli.threads.store import Store
+from agentcli.threads.thread_rows import ThreadRow
+
+
+@dataclass
+class Turn:
+    number: int
+    text: str
+    checkpoint_id: str | None  # the state just before this message: where a fork starts
+    at: str
+
+
+def _reader(store: Store) -> Any:
+    def no_model() -> Any:
+        raise UsageError("reading a thread never calls the model")
+
+    return build_graph(no_model, []).compile(checkpointer=store.saver)
+
+
+def _config(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def values(store: Store, thread_id: str) -> dict[str, Any]:
+    """The thread's latest state: messages, audit, allowed tools."""
+    return dict(_reader(store).get_state(_config(thread_id)).values)
+
+
+def turns(store: Store, thread_id: str) -> list[Turn]:
+    """Each user message with the checkpoint saved just before it."""
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    inputs = list(store.saver.list(config, filter={"source": "input"}))[::-1]
+    texts = [m.text for m in values(store, thread_id).get("messages", []) if m.type == "human"]
+    return [
+        Turn(
+            number,
+            texts[number - 1] if number <= len(texts) else "",
+            saved.parent_config["configurable"]["checkpoint_id"] if saved.parent_config else None,
+            saved.checkpoint["ts"],
+        )
+        for number, saved in enumerate(inputs[: len(texts)], 1)
+    ]
+
+
+def fork(store: Store, row: ThreadRow, new_id: str, at: int | None) -> ThreadRow:
+    """A new thread from `row`'s latest state, or from just before its user message `at`."""
+    if at is None:
+        return store.copy(row, new_id, None, row.turns)
+    known = turns(store, row.thread_id)
+    if not 1 <= at <= len(known):
+        raise UsageError(
+            f"--at must be between 1 and {len(known)} (threads history {row.thread_id})"
+        )
+    fork_row = store.copy(row, new_id, known[at - 1].checkpoint_id or "", at - 1)
+    messages = values(store, new_id).get("messages", [])
+    store.update(new_id, messages=len(messages))
+    return fork_row

@@ -1,0 +1,158 @@
+"""Threads on a LangGraph server, seen as the local thread index sees its own.
+
+`ServerThreads` answers what the CLI asks of the index (`resolve` a prefix, list `recent`
+threads) from the server's thread API. The index's columns live in each thread's metadata
+(title, workspace, model, turns, messages, tokens, last error), written by the client that
+drives the thread; a thread started elsewhere (Agent Chat UI) is listed with what is known.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from agentcli.errors import AgentcliError, ThreadNotFound, UsageError
+from agentcli.threads.thread_rows import ThreadRow, ThreadStatus
+
+if TYPE_CHECKING:
+    from langgraph_sdk.client import SyncLangGraphClient
+
+GRAPH_ID = "agent"  # the graph's name in langgraph.json; the server's default assistant
+SCAN = 1000  # threads read to match an id prefix
+# the server's thread status, as the local index names it; "interrupted" is a review
+# waiting only if the thread has interrupts (else a run was cancelled: Ctrl-C)
+STATUS = {
+    "idle": ThreadStatus.IDLE,
+    "interrupted": ThreadStatus.AWAITING_APPROVAL,
+    "error": ThreadStatus.ERROR,
+    "busy": ThreadStatus.BUSY,
+}
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+FIELDS: list[Any] = ["thread_id", "created_at", "updated_at", "metadata", "status"]
+COUNTS = ("turns", "messages", "input_tokens", "output_tokens")
+
+
+def connect(url: str) -> SyncLangGraphClient:
+    """A client for the server at `url`; its API key, if any, from LANGGRAPH_API_KEY."""
+    try:
+        from langgraph_sdk import get_sync_client
+    except ImportError:  # pragma: no cover - langgraph depends on langgraph-sdk
+        raise UsageError("--server needs langgraph-sdk: pip install 'agentcli[server]'") from None
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"--server {url}: give the server's URL (http://HOST:PORT)")
+    return get_sync_client(url=url.rstrip("/"))
+
+
+@contextmanager
+def talking(url: str) -> Iterator[None]:
+    """Turn the SDK's transport and HTTP errors into one line each."""
+    import httpx
+
+    try:
+        yield
+    except httpx.HTTPStatusError as exc:
+        status = exc.response.status_code
+        if status == 409:
+            raise UsageError(
+                "the thread is busy: another client is running it on the server; try again"
+                " when it is done"
+            ) from None
+        raise AgentcliError(
+            f"the LangGraph server at {url} answered {status}: {_detail(exc.response)}"
+        ) from None
+    except httpx.TransportError as exc:
+        reason = str(exc) or type(exc).__name__
+        raise AgentcliError(f"cannot reach the LangGraph server at {url}: {reason}") from None
+
+
+def _detail(response: Any) -> str:
+    try:
+        body = response.json()
+    except Exception:  # a streamed or non-JSON body
+        return response.reason_phrase or "error"
+    return str(body.get("detail") or body) if isinstance(body, dict) else str(body)
+
+
+class ServerThreads:
+    """The thread index of one LangGraph server."""
+
+    def __init__(self, client: SyncLangGraphClient, url: str) -> None:
+        self.client = client
+        self.url = url
+
+    def create(self, thread_id: str, title: str, workspace: str, model: str) -> ThreadRow:
+        meta = {"title": title, "workspace": workspace, "model": model, "graph_id": GRAPH_ID}
+        with talking(self.url):
+            thread = self.client.threads.create(thread_id=thread_id, metadata=meta)
+        return _row(thread)
+
+    def update(self, thread_id: str, **fields: Any) -> None:
+        with talking(self.url):
+            self.client.threads.update(thread_id, metadata=fields)
+
+    def resolve(self, id_or_prefix: str) -> ThreadRow:
+        """The thread with this id, or the only one whose id starts with it."""
+        prefix = id_or_prefix.strip().lower()
+        if UUID.fullmatch(prefix):
+            rows = self._search(ids=[prefix], limit=1)
+            if rows:
+                return rows[0]
+            raise ThreadNotFound(f"no thread {prefix} on {self.url}")
+        found = [row for row in self.recent(SCAN) if row.thread_id.startswith(prefix)]
+        if not found or not prefix:
+            raise ThreadNotFound(
+                f"no thread matches '{id_or_prefix}' on {self.url} (agentcli threads list"
+                f" --server {self.url})"
+            )
+        if len(found) > 1:
+            ids = ", ".join(row.thread_id for row in found[:5])
+            raise UsageError(f"'{id_or_prefix}' matches {len(found)} threads: {ids} ...")
+        return found[0]
+
+    def recent(
+        self,
+        limit: int | None = None,
+        *,
+        status: str | None = None,
+        search: str | None = None,
+        workspace: str | None = None,
+    ) -> list[ThreadRow]:
+        """Newest first; `search` looks in titles only (the server cannot search messages)."""
+        metadata = {"graph_id": GRAPH_ID, **({"workspace": workspace} if workspace else {})}
+        filtered = bool(search or status)  # here, not on the server: see STATUS
+        rows = self._search(
+            metadata=metadata,
+            limit=limit if limit and not filtered else SCAN,
+            sort_by="updated_at",
+            sort_order="desc",
+        )
+        if filtered:
+            words = (search or "").lower()
+            rows = [r for r in rows if status in (None, r.status) and words in r.title.lower()]
+        return rows[:limit] if limit else rows
+
+    def _search(self, **query: Any) -> list[ThreadRow]:
+        with talking(self.url):
+            threads = self.client.threads.search(select=[*FIELDS, "interrupts"], **query)
+        return [_row(thread) for thread in threads]
+
+
+def _row(thread: Mapping[str, Any]) -> ThreadRow:
+    meta = thread.get("metadata") or {}
+    counts = {key: int(meta.get(key) or 0) for key in COUNTS}
+    status = str(thread.get("status") or "idle")
+    if status == "interrupted" and not any((thread.get("interrupts") or {}).values()):
+        status = "error"
+    return ThreadRow(
+        thread_id=str(thread["thread_id"]),
+        title=str(meta.get("title") or "(untitled)"),
+        status=STATUS.get(status, status),
+        created_at=str(thread.get("created_at") or ""),
+        updated_at=str(thread.get("updated_at") or ""),
+        workspace=str(meta.get("workspace") or "."),
+        model=str(meta.get("model") or ""),
+        last_error=meta.get("last_error"),
+        **counts,
+    )

@@ -1,0 +1,171 @@
+"""The PostgreSQL backend (`pip install 'agentcli[postgres]'`): LangGraph's PostgresSaver and
+agentcli's tables in one database that several machines share. A session's lock on its
+thread is an advisory lock of its connection: the server lets go when the process ends,
+however it ends."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from importlib.util import find_spec
+from socket import gethostname
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.rows import dict_row
+
+from agentcli.errors import AgentcliError, ConfigError
+from agentcli.threads.database_url import mask_url
+from agentcli.threads.schema import IN_CHAIN
+from agentcli.threads.store import Store
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+# looked for, not imported: it is slow to import, so it loads when a store first needs it
+if find_spec("langgraph.checkpoint.postgres") is None:
+    raise ImportError("no langgraph.checkpoint.postgres", name="langgraph-checkpoint-postgres")
+
+LOCKS = 0x61676E74  # "agnt": the advisory-lock key space (classid) of thread locks
+MIGRATING = LOCKS + 1  # held while one process sets up or migrates the tables
+CONNECT_TIMEOUT_S = 10
+MIGRATION_WAIT_S = 120
+# the blobs a fork needs: the channel versions its chain of checkpoints points at
+BLOBS_OF_CHAIN = (
+    " AND (checkpoint_ns, channel, version) IN (SELECT c.checkpoint_ns, v.key, v.value"
+    " FROM checkpoints c, jsonb_each_text(c.checkpoint -> 'channel_versions') v"
+    " WHERE c.thread_id = checkpoint_blobs.thread_id"
+    " AND c.checkpoint_id IN (SELECT id FROM agentcli_chain))"
+)
+
+
+class PostgresStore(Store):
+    LIKE = "ILIKE"
+    OWN_MIGRATIONS: ClassVar[list[tuple[str, str]]] = [
+        (
+            "pg_001_order",  # SQLite's rowid: insertion order, to list same-second threads
+            """ALTER TABLE agentcli_threads ADD COLUMN rowid BIGSERIAL;
+            ALTER TABLE agentcli_threads ALTER COLUMN input_tokens TYPE BIGINT,
+                ALTER COLUMN output_tokens TYPE BIGINT;""",
+        ),
+    ]
+    MIGRATIONS_LOCK: ClassVar[str] = "LOCK TABLE agentcli_migrations IN EXCLUSIVE MODE"
+    CHECKPOINT_TABLES: ClassVar[dict[str, str]] = {
+        "checkpoints": IN_CHAIN,
+        "checkpoint_writes": IN_CHAIN,
+        "checkpoint_blobs": BLOBS_OF_CHAIN,  # keyed by channel and version, not checkpoint
+    }
+    ERRORS = (psycopg.Error,)
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self._secret = ""
+        self.location = mask_url(url)
+        try:
+            self._secret = urlsplit(url).password or ""
+            params = conninfo_to_dict(url)
+        except (ValueError, psycopg.ProgrammingError) as exc:
+            problem = self._line(exc)
+            raise ConfigError(f"invalid PostgreSQL URL {self.location}: {problem}") from None
+        params.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
+        params.setdefault("application_name", f"agentcli pid {os.getpid()} on {gethostname()}")
+        self._secret = str(params.get("password") or self._secret)
+        host = params.get("host") or params.get("hostaddr") or "localhost"
+        port = f":{params['port']}" if params.get("port") else ""
+        self._where = f"{host}{port}/{params.get('dbname') or params.get('user') or ''}"
+        self._conninfo = make_conninfo("", **params)
+        self._saver_conn: psycopg.Connection[Any] | None = None
+        self.conn: psycopg.Connection[Any] = self._connect()
+        with self._migrating():
+            self._migrate()
+
+    def _connect(self, **options: Any) -> psycopg.Connection[Any]:
+        try:
+            return psycopg.connect(self._conninfo, autocommit=True, **options)
+        except psycopg.Error as exc:
+            raise AgentcliError(
+                f"cannot connect to PostgreSQL at {self._where}: {self._line(exc)}"
+            ) from None
+
+    def _line(self, exc: BaseException) -> str:
+        """The error's first line, never the password."""
+        line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return line.replace(self._secret, "***") if self._secret else line
+
+    @contextmanager
+    def _migrating(self) -> Iterator[None]:
+        """One process at a time creates and migrates tables (others wait, then see them).
+
+        Polled, not waited for in pg_advisory_lock: a waiting statement holds a snapshot,
+        and PostgresSaver.setup's CREATE INDEX CONCURRENTLY in the process holding the lock
+        waits for every snapshot: a deadlock the server cannot see (seen on a new database).
+        """
+        deadline = time.monotonic() + MIGRATION_WAIT_S
+        while not self._true(f"SELECT pg_try_advisory_lock({MIGRATING}, 0)"):
+            if time.monotonic() > deadline:
+                raise AgentcliError(
+                    f"PostgreSQL at {self._where}: another process has been setting up"
+                    f" agentcli's tables for {MIGRATION_WAIT_S} s"
+                )
+            time.sleep(0.05)
+        try:
+            yield
+        finally:
+            self.conn.execute(f"SELECT pg_advisory_unlock({MIGRATING}, 0)")
+
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        if not params:
+            return self.conn.execute(sql)
+        return self.conn.execute(sql.replace("%", "%%").replace("?", "%s"), params)
+
+    def _true(self, sql: str, params: Sequence[Any] = ()) -> bool:
+        return bool(self._execute(sql, params).fetchone()[0])
+
+    def _transaction(self, rollback: bool = False) -> AbstractContextManager[Any]:
+        return self.conn.transaction(force_rollback=rollback)
+
+    def _new_saver(self) -> PostgresSaver:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        from agentcli.threads.langgraph_internals import CachingSerializer, Recall
+
+        class Saver(Recall, PostgresSaver):
+            pass
+
+        self._saver_conn = self._connect(prepare_threshold=0, row_factory=dict_row)
+        saver = Saver(self._saver_conn, serde=CachingSerializer())
+        with self._migrating():
+            saver.setup()
+        return saver
+
+    def _columns(self, table: str) -> list[str]:
+        rows = self._execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?"
+            " AND table_schema = current_schema() ORDER BY ordinal_position",
+            (table,),
+        )
+        return [row[0] for row in rows]
+
+    def _try_lock(self, thread_id: str) -> str | None:
+        if self._true(f"SELECT pg_try_advisory_lock({LOCKS}, hashtext(?))", (thread_id,)):
+            return None
+        holder = self._execute(
+            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+            f" WHERE l.locktype = 'advisory' AND l.granted AND l.classid = {LOCKS}"
+            " AND l.objid = hashtext(?)::oid AND l.objsubid = 2",
+            (thread_id,),
+        ).fetchone()
+        name = holder[0] if holder else ""
+        return name.removeprefix("agentcli ") if name.startswith("agentcli pid") else "elsewhere"
+
+    def _unlock(self, thread_id: str) -> None:
+        self._execute(f"SELECT pg_advisory_unlock({LOCKS}, hashtext(?))", (thread_id,))
+
+    def _close(self) -> None:
+        self.conn.close()
+        if self._saver_conn is not None:
+            self._saver_conn.close()

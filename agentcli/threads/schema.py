@@ -1,0 +1,71 @@
+"""agentcli's own tables, and the SQL both backends share (written with `?` placeholders).
+
+The schema changes only through named, append-only migrations: MIGRATIONS for both
+backends, then each backend's OWN_MIGRATIONS (sqlite_backend.py, postgres_backend.py).
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "001_threads",
+        """CREATE TABLE agentcli_threads (
+            thread_id TEXT PRIMARY KEY,
+            title TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'idle',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            workspace TEXT NOT NULL,
+            model TEXT NOT NULL,
+            messages INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT
+        );
+        CREATE INDEX agentcli_threads_updated ON agentcli_threads(updated_at);""",
+    ),
+    (
+        "002_text",  # what people wrote and read, for search, kept apart from checkpoints
+        """CREATE TABLE agentcli_text (
+            thread_id TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            text TEXT NOT NULL
+        );
+        CREATE INDEX agentcli_text_thread ON agentcli_text(thread_id, turn);
+        ALTER TABLE agentcli_threads ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;""",
+    ),
+    (
+        "003_usage",
+        """ALTER TABLE agentcli_threads ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE agentcli_threads ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;""",
+    ),
+    (
+        "004_calls",  # journal.py: each tool call's run, written before the tool starts
+        """CREATE TABLE agentcli_calls (
+            thread_id TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            at TEXT NOT NULL,
+            PRIMARY KEY (thread_id, call_id)
+        );""",
+    ),
+    (
+        "005_call_process",  # journal.py: the process that supervises a shell call's run
+        """ALTER TABLE agentcli_calls ADD COLUMN host TEXT;
+        ALTER TABLE agentcli_calls ADD COLUMN boot TEXT;
+        ALTER TABLE agentcli_calls ADD COLUMN pid INTEGER;
+        ALTER TABLE agentcli_calls ADD COLUMN pid_started TEXT;""",
+    ),
+]
+
+# a fork's chain: the fork point and its ancestors, by parent links (not by id order)
+CHAIN_SQL = (
+    "WITH RECURSIVE chain(id) AS (SELECT CAST(? AS TEXT) UNION SELECT c.parent_checkpoint_id"
+    " FROM checkpoints c JOIN chain ON c.checkpoint_id = chain.id"
+    " WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND c.parent_checkpoint_id"
+    " IS NOT NULL) INSERT INTO agentcli_chain SELECT id FROM chain"
+)
+IN_CHAIN = " AND checkpoint_id IN (SELECT id FROM agentcli_chain)"
+
+
+def escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

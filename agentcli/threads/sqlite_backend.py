@@ -1,0 +1,186 @@
+"""The SQLite backend (the default): one file, LangGraph's SqliteSaver on a connection of
+its own, and a lock row per thread in use."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from agentcli.errors import AgentcliError, UsageError
+from agentcli.threads.schema import IN_CHAIN
+from agentcli.threads.store import Store
+from agentcli.threads.thread_rows import now
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+BUSY_TIMEOUT_S = 10.0
+
+
+class SqliteStore(Store):
+    OWN_MIGRATIONS: ClassVar[list[tuple[str, str]]] = [
+        (
+            "sqlite_001_locks",  # the thread each live session drives: see _try_lock
+            """CREATE TABLE agentcli_locks (
+                thread_id TEXT PRIMARY KEY,
+                pid INTEGER NOT NULL,
+                host TEXT NOT NULL,
+                started TEXT,
+                since TEXT NOT NULL
+            );""",
+        ),
+    ]
+    CHECKPOINT_TABLES: ClassVar[dict[str, str]] = {"checkpoints": IN_CHAIN, "writes": IN_CHAIN}
+    ERRORS = (sqlite3.Error,)
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self.location = str(path)
+        self._saver_conn: sqlite3.Connection | None = None
+        self._serial = threading.RLock()  # one statement or transaction at a time: _execute
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fresh = not path.exists()
+            self.conn = _connect(path, autocommit=True)
+            if fresh:
+                os.chmod(path, 0o600)
+            self._migrate()
+        except sqlite3.Error as exc:
+            raise AgentcliError(f"cannot open the thread database {path}: {exc}") from None
+        except OSError as exc:
+            raise UsageError(f"cannot create the thread database {path}: {exc}") from None
+
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement to its end. Tool tasks write the call journal from threads of
+        their own on this one connection: a statement left open (a fetchone) would hold a
+        read snapshot, and another thread's write through it, once the checkpointer has
+        committed, fails at once with "database is locked" (no busy wait can help)."""
+        with self._serial:
+            cursor = self.conn.execute(sql, params)
+            return _Done(cursor.fetchall(), cursor.rowcount)
+
+    @contextmanager
+    def _transaction(self, rollback: bool = False) -> Iterator[None]:
+        with self._serial:  # other threads' statements wait: they are not part of it
+            self.conn.execute("BEGIN IMMEDIATE")  # a writer from the start: no upgrade
+            try:
+                yield
+            except BaseException:
+                self.conn.rollback()
+                raise
+            if rollback:
+                self.conn.rollback()
+            else:
+                self.conn.commit()
+
+    def _new_saver(self) -> SqliteSaver:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        from agentcli.threads.langgraph_internals import CachingSerializer, Recall
+
+        class Saver(Recall, SqliteSaver):
+            pass
+
+        self._saver_conn = _connect(self.path)
+        saver = Saver(self._saver_conn, serde=CachingSerializer())
+        saver.setup()
+        return saver
+
+    def _columns(self, table: str) -> list[str]:
+        return [row[1] for row in self._execute(f"PRAGMA table_info({table})").fetchall()]
+
+    def _try_lock(self, thread_id: str) -> str | None:
+        """A row naming this process; a row whose process is gone from this host is cleared.
+
+        A holder on another host cannot be checked: its row stays until it lets go.
+        """
+        pid, host, started = os.getpid(), socket.gethostname(), _start_time(os.getpid())
+        for _ in range(3):
+            inserted = self._execute(
+                "INSERT OR IGNORE INTO agentcli_locks VALUES (?, ?, ?, ?, ?)",
+                (thread_id, pid, host, started, now()),
+            ).rowcount
+            if inserted:
+                return None
+            row = self._execute(
+                "SELECT pid, host, started, since FROM agentcli_locks WHERE thread_id = ?",
+                (thread_id,),
+            ).fetchone()
+            if row is None:  # let go meanwhile
+                continue
+            if row[1] != host or _running(row[0], row[2]):
+                return f"pid {row[0]} on {row[1]} since {row[3][:19].replace('T', ' ')} UTC"
+            self._execute(  # stale: that process is gone
+                "DELETE FROM agentcli_locks WHERE thread_id = ? AND pid = ? AND host = ?"
+                " AND since = ?",
+                (thread_id, *row[:2], row[3]),
+            )
+        return "another process"
+
+    def _unlock(self, thread_id: str) -> None:
+        self._execute(
+            "DELETE FROM agentcli_locks WHERE thread_id = ? AND pid = ? AND host = ?",
+            (thread_id, os.getpid(), socket.gethostname()),
+        )
+
+    def _close(self) -> None:
+        self.conn.close()
+        if self._saver_conn is not None:
+            self._saver_conn.close()
+
+
+class _Done:
+    """A statement's rows, all fetched, and its row count: what callers read of a cursor."""
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self.rows, self.rowcount = rows, rowcount
+
+    def fetchone(self) -> Any:
+        return self.rows[0] if self.rows else None
+
+    def fetchall(self) -> list[Any]:
+        return self.rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.rows)
+
+
+def _connect(path: Path, autocommit: bool = False) -> sqlite3.Connection:
+    """WAL and a busy timeout, so readers never block and writers wait their turn."""
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+    if autocommit:  # statements commit at once; _transaction opens the longer ones
+        conn.isolation_level = None
+    conn.execute("PRAGMA journal_mode=WAL")
+    return conn
+
+
+def _start_time(pid: int) -> str | None:
+    """When the process started (Linux: clock ticks since boot), to tell a reused pid;
+    "dead" for a zombie (killed, not yet reaped by its parent)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return "dead" if fields[0] in ("Z", "X") else fields[19]
+
+
+def _running(pid: int, started: str | None) -> bool:
+    """Whether the process that took a lock still runs (the pid may have been reused)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        pass
+    now_started = _start_time(pid)
+    if now_started == "dead":
+        return False
+    return started is None or now_started is None or now_started == started

@@ -1,0 +1,159 @@
+"""Where threads live: a LangGraph checkpointer plus a small index of our own, in one database.
+
+One `Store` interface, two backends: SQLite (sqlite_backend.py, the default) and PostgreSQL
+(postgres_backend.py, the `postgres` extra). The SQL they share is written once, here, in
+thread_lookup.py, thread_fork.py and schema.py, with `?` placeholders; a backend runs it and
+supplies what differs (connections, transactions, the checkpointer's tables, the per-thread
+lock of locks.py).
+
+The index (one row per thread, thread_rows.py) lets `threads list` and id lookups run without
+deserialising any checkpoint. Its schema changes only through named, append-only
+migrations (schema.py).
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from agentcli.errors import AgentcliError
+from agentcli.threads.call_journal import JournalTables
+from agentcli.threads.locks import ThreadLocks
+from agentcli.threads.schema import MIGRATIONS
+from agentcli.threads.thread_fork import ThreadCopies
+from agentcli.threads.thread_lookup import ThreadLookup
+from agentcli.threads.thread_rows import ThreadRow, ThreadStatus, now, storable
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+
+class Store(ThreadLocks, JournalTables, ThreadLookup, ThreadCopies):
+    """Threads, their index and their text; one session's lock on the thread it drives.
+
+    Finding threads is ThreadLookup's (thread_lookup.py), forking them ThreadCopies'
+    (thread_fork.py), the lock ThreadLocks' and the call journal JournalTables'."""
+
+    location: str  # for messages: the file, or the URL with its password masked
+    OWN_MIGRATIONS: ClassVar[list[tuple[str, str]]] = []  # the backend's, after MIGRATIONS
+    MIGRATIONS_LOCK: ClassVar[str] = ""  # a statement that makes migrating processes queue
+
+    def __init__(self) -> None:
+        self._saver: BaseCheckpointSaver[Any] | None = None
+
+    # -- what a backend supplies -------------------------------------------------
+
+    @abstractmethod
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement (`?` placeholders), outside a transaction unless in one."""
+
+    @abstractmethod
+    def _transaction(self, rollback: bool = False) -> AbstractContextManager[Any]:
+        """A write transaction; `rollback`: always undone (to prove the database writable)."""
+
+    @abstractmethod
+    def _new_saver(self) -> BaseCheckpointSaver[Any]:
+        """The checkpointer, on a connection of its own, its tables set up."""
+
+    @abstractmethod
+    def _columns(self, table: str) -> list[str]: ...
+
+    @abstractmethod
+    def _close(self) -> None: ...
+
+    # -- the interface -----------------------------------------------------------
+
+    @property
+    def saver(self) -> BaseCheckpointSaver[Any]:
+        if self._saver is None:
+            self._saver = self._new_saver()
+        return self._saver
+
+    def _migrate(self) -> None:
+        self._execute(
+            "CREATE TABLE IF NOT EXISTS agentcli_migrations"
+            " (name TEXT PRIMARY KEY, applied_at TEXT)"
+        )
+        done = {row[0] for row in self._execute("SELECT name FROM agentcli_migrations")}
+        for name, sql in [*MIGRATIONS, *self.OWN_MIGRATIONS]:
+            if name in done:
+                continue
+            with self._transaction():  # processes starting together on a new database
+                if self.MIGRATIONS_LOCK:  # take turns; SQLite's BEGIN IMMEDIATE already does
+                    self._execute(self.MIGRATIONS_LOCK)
+                if self._execute(
+                    "SELECT 1 FROM agentcli_migrations WHERE name = ?", (name,)
+                ).fetchone():
+                    continue  # another process applied it while this one waited
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        self._execute(statement)
+                self._execute("INSERT INTO agentcli_migrations VALUES (?, ?)", (name, now()))
+
+    def create(self, thread_id: str, title: str, workspace: str, model: str) -> ThreadRow:
+        title, workspace = storable(title), storable(workspace)
+        stamp = now()
+        row = ThreadRow(thread_id, title, ThreadStatus.IDLE, stamp, stamp, workspace, model)
+        self._execute(
+            "INSERT INTO agentcli_threads (thread_id, title, status, created_at, updated_at,"
+            " workspace, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (thread_id, title, row.status, stamp, stamp, workspace, model),
+        )
+        return row
+
+    def update(self, thread_id: str, **fields: Any) -> None:
+        fields = {k: storable(v) if isinstance(v, str) else v for k, v in fields.items()}
+        fields["updated_at"] = now()
+        assignments = ", ".join(f"{name} = ?" for name in fields)
+        self._execute(
+            f"UPDATE agentcli_threads SET {assignments} WHERE thread_id = ?",
+            (*fields.values(), thread_id),
+        )
+
+    def briefly(self, thread_id: str) -> AbstractContextManager[None]:
+        """Hold a thread for a moment: ThreadBusy if a live process holds it (a crashed
+        holder's lock is cleared by the backend)."""
+        return self._holding(thread_id)
+
+    def batch(self) -> AbstractContextManager[Any]:
+        """Several writes in one transaction: one commit (one sync to disk) for all."""
+        return self._transaction()
+
+    def add_text(self, thread_id: str, turn: int, role: str, text: str) -> None:
+        self._execute(
+            "INSERT INTO agentcli_text VALUES (?, ?, ?, ?)",
+            (thread_id, turn, role, storable(text)),
+        )
+
+    def add_usage(self, thread_id: str, usage: dict[str, int]) -> None:
+        self._execute(
+            "UPDATE agentcli_threads SET input_tokens = input_tokens + ?,"
+            " output_tokens = output_tokens + ? WHERE thread_id = ?",
+            (usage.get("input_tokens", 0), usage.get("output_tokens", 0), thread_id),
+        )
+
+    def rename(self, thread_id: str, title: str) -> None:
+        self.update(thread_id, title=title)
+
+    def delete(self, thread_id: str) -> None:
+        """The thread's checkpoints, writes, text and index row (refused while in use)."""
+        with self._holding(thread_id):
+            self.saver.delete_thread(thread_id)
+            with self._transaction():
+                for table in ("agentcli_text", "agentcli_calls", "agentcli_threads"):
+                    self._execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+
+    def check(self) -> int:
+        """Write a row and roll it back; the number of threads (for `doctor`)."""
+        try:
+            with self._transaction(rollback=True):
+                self._execute("INSERT INTO agentcli_migrations VALUES ('doctor', 'rolled back')")
+            return int(self._execute("SELECT count(*) FROM agentcli_threads").fetchone()[0])
+        except self.ERRORS as exc:
+            raise AgentcliError(f"{self.location} is not writable: {exc}") from None
+
+    def close(self) -> None:
+        self.release()
+        self._close()

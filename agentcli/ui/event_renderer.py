@@ -1,0 +1,227 @@
+"""Turns session events into terminal output. Answer text goes to `out`; activity to `info`."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.text import Text
+
+from agentcli.events import (
+    AnswerCutOff,
+    AssistantMessage,
+    Compacted,
+    Done,
+    Event,
+    Retry,
+    ReviewRequest,
+    TextDelta,
+    ToolOutput,
+    ToolResult,
+)
+from agentcli.terminal_text import mark, visible
+from agentcli.ui.call_preview import Preview
+from agentcli.ui.safe_text import mark_spans, safe_line
+
+if TYPE_CHECKING:
+    from agentcli.ui.live_answer import LiveView
+
+FOLD_LINES = 4
+# an error result is a message to read, shown whole; these only bound what a tool can print
+ERROR_LINES = 40
+ERROR_LINE_CHARS = 4000
+
+
+class Renderer:
+    """Plain streaming by default; at a colour terminal, Markdown and a status line."""
+
+    def __init__(self, out: Console, info: Console | None = None) -> None:
+        self.out = out
+        self.info = info or out
+        self._mid_line = False
+        self.live: LiveView | None = None
+        if out.is_terminal and not out.no_color and info is None:
+            from agentcli.ui.live_answer import LiveView  # rich.markdown: only for a terminal
+
+            self.live = LiveView(out)
+
+    def begin(self, label: str) -> None:
+        """A run starts: show what it waits for, with the time it has taken."""
+        if self.live:
+            self.live.begin(label)
+
+    def end(self) -> None:
+        if self.live:
+            self.live.end()
+        self.end_line()
+
+    def show(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            if self.live:
+                self.live.add_text(event.text)
+                return
+            shown = visible(event.text)
+            self.out.print(shown, end="", markup=False, highlight=False, soft_wrap=True)
+            self._mid_line = not event.text.endswith("\n")
+        elif isinstance(event, AssistantMessage):
+            self.end_line()
+            if self.live:
+                self.live.finish_text()
+            for call in event.tool_calls:
+                args = json.dumps(call["args"], ensure_ascii=False)
+                arrow = Text("→ ", style="cyan")
+                arrow.append_text(safe_line(call["name"], "cyan"))
+                arrow.append_text(safe_line(" " + _clip(args, 100), "cyan"))
+                self.info.print(arrow)
+            if self.live and event.tool_calls:
+                names = ", ".join(c["name"] for c in event.tool_calls)
+                self.live.begin("running " + names)  # the status line makes it safe
+        elif isinstance(event, ToolResult):
+            self.end_line()
+            self.info.print(fold(event))
+            if self.live:
+                self.live.begin("thinking")
+        elif isinstance(event, ToolOutput):
+            if self.live:
+                self.live.tool_output(event.text)
+        elif isinstance(event, Retry):
+            self.end_line()
+            change = event.change or "trying again"
+            note = f"{event.error}; {change} (attempt {event.attempt} of {event.attempts})"
+            self.info.print(safe_line(note, "dim"))
+        elif isinstance(event, AnswerCutOff):
+            self.end_line()
+            self.info.print(safe_line(cut_off_note(event), "yellow"))
+        elif isinstance(event, Compacted):
+            self.end_line()
+            self.info.print(Text(compacted_line(event), style="dim"))
+        elif isinstance(event, ReviewRequest | Done):
+            self.end()
+
+    def end_line(self) -> None:
+        if self._mid_line:
+            self.out.print()
+            self._mid_line = False
+
+
+def cut_off_note(event: AnswerCutOff) -> str:
+    """The one-line warning for an answer the server cut off."""
+    why = {
+        "length": "it reached max_tokens or filled the model's context",
+        "truncated": "the server truncated it (its context is full)",
+    }.get(event.reason, event.reason)
+    note = f"warning: the answer was cut off: {why}"
+    if event.dropped_calls:
+        note += f"; its cut-off call(s) did not run: {', '.join(event.dropped_calls)}"
+    return note
+
+
+def compacted_line(event: Compacted) -> str:
+    """`context compacted: 40 older messages summarised (~7,100 → ~1,900 tokens)`."""
+    why = {"overflow": " (the server refused the request as too long)"}.get(event.reason, "")
+    sizes = ""
+    if event.tokens_before and event.tokens_after:
+        sizes = f" (~{event.tokens_before:,} → ~{event.tokens_after:,} tokens)"
+    return f"context compacted: {event.upto} older messages summarised{sizes}{why}"
+
+
+def fold(result: ToolResult) -> Text:
+    """A tool result folded to a few lines, with its full length. An error's lines are
+    shown whole (wrapped, not cut): its reason and the setting it names are the point; only
+    a size limit bounds what a tool can print there (ERROR_LINES of ERROR_LINE_CHARS)."""
+    lines = result.content.removesuffix("\n").split("\n")  # not splitlines: \r is shown
+    failed = result.status == "error"
+    mark, style = ("✗", "red") if failed else ("✓", "green")
+    shown_lines, width = (ERROR_LINES, ERROR_LINE_CHARS) if failed else (FOLD_LINES, 160)
+    text = Text(f"{mark} ", style=style)
+    text.append_text(safe_line(result.name, style))
+    text.append(f" ({len(lines)} lines, {len(result.content)} chars)\n", style="dim")
+    for number, shown in enumerate(lines[:shown_lines]):
+        text.append("\n  " if number else "  ", style="dim")
+        text.append_text(safe_line(_clip(shown, width), "dim"))
+    if len(lines) > shown_lines:
+        text.append(f"\n  … {len(lines) - shown_lines} more lines", style="dim italic")
+    return text
+
+
+def call_panel(name: str, preview: Preview, index: int, total: int, description: str) -> Panel:
+    """The call as it will run: every character shown (controls as marks), lines numbered
+    so a newline is plain to see, long lines wrapped, never cut."""
+    title = safe_line(name, "bold")
+    if total > 1:
+        title.append(f" ({index}/{total})")
+    return Panel(
+        Numbered(highlighted(preview.text, preview.kind), diff=preview.kind == "diff"),
+        title=title,
+        subtitle=safe_line(description) if description else None,
+        title_align="left",
+    )
+
+
+def highlighted(text: str, kind: str) -> list[Text]:
+    """`text` made visible, coloured by its kind, as lines; marks in reverse video."""
+    lexer = {"diff": "diff", "shell": "bash", "json": "json"}[kind]
+    if kind == "diff":  # each diff line ends in a newline: no empty line after the last
+        text = text.removesuffix("\n")
+    shown = visible(text, trailing=True).replace("\t", mark("\t"))  # a tab: which bytes?
+    colour = Syntax(shown, lexer, theme="ansi_dark").highlight(shown)
+    extra = len(colour.plain) - len(shown)
+    if colour.plain.startswith(shown):  # the highlighter may add a newline at the end
+        if extra:  # (right_crop(0) would crop it all)
+            colour.right_crop(extra)
+    else:  # it changed the text: show the text itself, uncoloured
+        colour = Text(shown)
+    mark_spans(colour, shown)
+    return list(colour.split("\n", allow_blank=True))
+
+
+class Numbered:
+    """Lines cut at the panel's width character by character (as a terminal would wrap
+    them, so runs of spaces keep their length and nothing is cut off), each line numbered
+    on its first row when there is more than one: a newline is never mistaken for a wrap.
+    In a diff, every row a `+` or `-` line wraps onto starts with that mark again, so no
+    part of an added or removed line reads as context."""
+
+    def __init__(self, lines: list[Text], diff: bool = False) -> None:
+        self.lines = lines or [Text("")]
+        self.diff = diff
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        numbered = len(self.lines) > 1
+        gutter = len(str(len(self.lines))) + 1 if numbered else 0
+        width = max(options.max_width - gutter, 1)
+        for number, line in enumerate(self.lines, 1):
+            sign = line.plain[:1] if self.diff and line.plain[:1] in ("+", "-") else ""
+            # the mark takes a column of each continuation row (none left in a 1-wide panel)
+            carry = sign if width > 1 else ""
+            for row, piece in enumerate(_fold(line, width, width - len(carry))):
+                if numbered:
+                    label = f"{number:>{gutter - 1}} " if row == 0 else " " * gutter
+                    yield Text(label, style="dim", end="")
+                if row and carry:
+                    yield Text(carry, style=DIFF_SIGNS[carry], end="")
+                piece.no_wrap, piece.end = True, "\n"
+                yield piece
+
+
+DIFF_SIGNS = {"+": "green", "-": "red"}
+
+
+def _fold(line: Text, width: int, rest: int | None = None) -> list[Text]:
+    """`line` cut into rows: the first `width` cells wide, the others `rest` (default the same)."""
+    offsets, used, room = [], 0, width
+    for index, char in enumerate(line.plain):
+        size = cell_len(char)
+        if used + size > room and used:
+            offsets.append(index)
+            used, room = 0, width if rest is None else rest
+        used += size
+    return list(line.divide(offsets)) if offsets else [line]
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,95 @@
+"""The whole of a call in the person's pager: what the review panel cannot fit.
+
+The text is the review panel itself, rendered whole (agentcli/ui/event_renderer.py: every unsafe
+character a mark), so nothing in it can drive the terminal through the pager either. It
+carries colour (SGR codes of agentcli's own, nothing else) only for `less -R`, the one
+pager known to show them as colour; any other pager gets plain text.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shlex
+import signal
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from agentcli.ui.call_preview import preview
+from agentcli.ui.event_renderer import call_panel
+from agentcli.ui.safe_text import styled
+
+DEFAULT_PAGER = "less -R"
+
+
+def pager_command() -> list[str]:
+    """$PAGER split as a shell would (ValueError on unbalanced quotes), else less -R."""
+    return shlex.split(os.environ.get("PAGER", "").strip() or DEFAULT_PAGER)
+
+
+def shows_colour(command: list[str]) -> bool:
+    """Whether the pager is less with -R (raw colour codes shown as colour)."""
+    if not command or os.path.basename(command[0]) != "less":
+        return False
+    for arg in command[1:]:
+        if arg == "--RAW-CONTROL-CHARS":
+            return True
+        if arg.startswith("-") and not arg.startswith("--") and "R" in arg[1:]:
+            return True
+    return False
+
+
+def whole_call(
+    name: str, args: Any, workspace: Path | None, description: str, width: int, colour: bool
+) -> str:
+    """The call's review panel with nothing left out (the whole diff), as text."""
+    shown = preview(name, args, workspace, limit=None)
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=width,
+        force_terminal=colour,
+        color_system="standard" if colour else None,
+        no_color=not colour,
+        highlight=False,
+        emoji=False,
+        markup=False,
+    )
+    console.print(call_panel(name, shown, 1, 1, description))
+    return buffer.getvalue()
+
+
+def page(console: Console, name: str, args: Any, workspace: Path | None, description: str) -> None:
+    """Show the whole call in $PAGER and return when the person leaves it."""
+    try:
+        command = pager_command()
+    except ValueError as exc:
+        console.print(styled(("cannot read $PAGER: ", "red"), str(exc)))
+        return
+    colour = shows_colour(command) and not console.no_color
+    text = whole_call(name, args, workspace, description, console.width, colour)
+    try:
+        with _no_sigint():  # Ctrl-C is the pager's (less ignores it), not ours
+            subprocess.run(command, input=text.encode("utf-8"), check=False)
+    except OSError as exc:
+        console.print(styled((f"cannot run pager {shlex.join(command)!r}: ", "red"), str(exc)))
+        console.print(Text("set $PAGER to a pager, e.g. PAGER='less -R'", style="dim"))
+
+
+@contextmanager
+def _no_sigint() -> Iterator[None]:
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: nothing to change
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -1,0 +1,82 @@
+"""A resumed thread's last exchanges, shown before the prompt: each message (cut to a few
+lines), each tool call collapsed to one line with its decision. Every piece of it is
+untrusted (the person's messages, the model's answers and calls, tool names) and is shown
+through agentcli.ui.safe_text: controls and invisible characters as marks, never as markup."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.text import Text
+
+from agentcli.ui.safe_text import safe, safe_line, styled
+
+EXCHANGES = 3  # a user message and all that followed it, up to the next one
+MESSAGE_LINES = 12
+MESSAGE_CHARS = 2000
+ARGS_CHARS = 80
+RAN = ("approved", "allowed", "edited")  # decisions after which the call ran
+
+
+def recap(entries: list[dict[str, Any]], thread_id: str) -> list[Text]:
+    """The lines to print for the last EXCHANGES exchanges of `entries`
+    (agentcli.threads.transcript.entries); none for a thread with no messages."""
+    if not entries:
+        return []
+    starts = [index for index, entry in enumerate(entries) if entry["role"] == "user"]
+    first = starts[-EXCHANGES] if len(starts) > EXCHANGES else 0
+    earlier = max(len(starts) - EXCHANGES, 0)
+    about = f"{earlier} earlier exchange(s) not shown: " if earlier else ""
+    lines = [styled((f"── so far ({about}agentcli threads show {thread_id} shows all)", "dim"))]
+    for entry in entries[first:]:
+        if entry["text"]:
+            lines.append(message(entry["role"], entry["text"]))
+        lines += [call_line(call) for call in entry.get("calls", [])]
+    lines.append(styled(("──", "dim")))
+    return lines
+
+
+def message(role: str, text: str) -> Text:
+    """`you: ...` or `assistant: ...`, at most MESSAGE_LINES lines of MESSAGE_CHARS in all."""
+    who = ("you: ", "bold cyan") if role == "user" else ("assistant: ", "bold")
+    lines = text.strip("\n").split("\n")  # not splitlines: a \r is shown as a mark
+    kept = "\n".join(lines[:MESSAGE_LINES])
+    cut = len(lines) - MESSAGE_LINES
+    if len(kept) > MESSAGE_CHARS:
+        kept, cut = kept[:MESSAGE_CHARS], max(cut, 0) + 1
+    shown = styled(who)
+    shown.append_text(safe(kept))
+    if cut > 0:
+        shown.append(f" … (cut: {len(text):,} chars in all)", style="dim italic")
+    return shown
+
+
+def call_line(call: dict[str, Any]) -> Text:
+    """`  ▸ read_file path=README.md (approved)`: a call on one line, its arguments cut."""
+    record = call.get("decision")
+    if record is not None:
+        outcome = str(record.get("decision"))
+        if outcome in RAN and call.get("status") == "error":
+            outcome += ", failed"
+    else:
+        outcome = "awaiting review" if call.get("status") == "pending" else "not reviewed"
+    line = Text("  ▸ ", style="cyan")
+    line.append_text(safe_line(call.get("tool"), "cyan"))
+    args = arguments(call.get("args"))
+    if args:
+        line.append_text(safe_line(" " + args))
+    line.append_text(safe_line(f" ({outcome})", "dim"))
+    return line
+
+
+def arguments(args: Any) -> str:
+    """`key=value ...` (strings as they are, other values as JSON), cut to ARGS_CHARS."""
+    if isinstance(args, dict):
+        text = " ".join(
+            f"{key}={value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
+            for key, value in args.items()
+        )
+    else:
+        text = "" if args is None else json.dumps(args, ensure_ascii=False)
+    return text if len(text) <= ARGS_CHARS else text[: ARGS_CHARS - 1] + "…"

@@ -1,0 +1,219 @@
+"""The terminal review: show each pending call, ask a/e/f/r/A/v/q, edit arguments in $EDITOR
+(or inline, prefilled), show the whole call in $PAGER."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from agentcli.agent.review.answers import UNCHANGED
+from agentcli.decisions import Decide, Decision
+from agentcli.events import ReviewRequest
+from agentcli.terminal_text import dumps, dumps_shown
+from agentcli.ui.call_preview import preview
+from agentcli.ui.event_renderer import call_panel
+from agentcli.ui.message_input import edit_line, prefills
+from agentcli.ui.pager import page
+from agentcli.ui.safe_text import styled
+
+ALWAYS = " (always, for this thread)"
+CHOICES = "[a]pprove  [e]dit  [f]eedback  [r]eject  [A]lways  [v]iew all  [q]uit"
+# a call cut off by a crash may have run: it can be marked done instead of run again
+RERUN_CHOICES = "[a]pprove again  [e]dit  [d]one  [f]eedback  [r]eject  [v]iew all  [q]uit"
+# a call that would run confined may be run unconfined, this once
+UNCONFINED_CHOICES = (
+    "[a]pprove  [u]nconfined once  [e]dit  [f]eedback  [r]eject  [A]lways  [v]iew all  [q]uit"
+)
+# check(name, edited, original): why the edit cannot run, or review.UNCHANGED when its
+# values are the original's (the tool's schema read, defaults applied); None when it can run
+Checker = Callable[[str, Any, Any], "str | None"]
+
+
+def ask_decisions(
+    console: Console, review: ReviewRequest, check: Checker, workspace: Path | None
+) -> list[Decision] | None:
+    """One decision per pending call, in order; None if the person chose to quit.
+
+    File writes and edits show a diff against the file in `workspace`; with no workspace
+    (a remote session: the files are on the server) they show their arguments.
+    """
+    decisions: list[Decision] = []
+    always: set[str] = set()
+    total = len(review.action_requests)
+    for index, request in enumerate(review.action_requests, 1):
+        name, args = request["name"], request["args"]
+        if name in always:
+            console.print(styled(("approved ", "green"), (name, "green"), (ALWAYS, "green")))
+            decisions.append(Decide.approve())
+            continue
+        shown = preview(name, args, workspace)
+        description = request.get("description", "")
+        console.print(call_panel(name, shown, index, total, description))
+        if sandbox := request.get("sandbox"):
+            console.print(styled(("runs in the sandbox: ", "dim"), (str(sandbox), "dim")))
+        decision = _ask_one(
+            console,
+            name,
+            args,
+            check,
+            rerun=bool(request.get("rerun")),
+            lift=bool(sandbox),
+            view=partial(page, console, name, args, workspace, description),
+        )
+        if decision is None:
+            return None
+        if decision.get("always"):
+            always.add(name)
+            console.print(
+                styled(
+                    (name, "dim"),
+                    (" is allowed for the rest of this thread. To allow it everywhere,", "dim"),
+                )
+            )
+            console.print(  # json.dumps: ASCII, controls escaped, quoted for TOML
+                Text(f"add to your config:  [approval] allow = [{json.dumps(name)}]", "dim")
+            )
+        decisions.append(decision)
+    return decisions
+
+
+def _ask_one(
+    console: Console,
+    name: str,
+    args: Any,
+    check: Checker,
+    rerun: bool = False,
+    view: Callable[[], None] | None = None,
+    lift: bool = False,
+) -> Decision | None:
+    choices = RERUN_CHOICES if rerun else UNCONFINED_CHOICES if lift else CHOICES
+    draft: str | None = None  # a refused edit, kept to be offered again
+    while True:
+        try:
+            choice = console.input(Text(f"{choices} > ", style="bold")).strip()
+        except (EOFError, KeyboardInterrupt):  # Ctrl-C at a review is q
+            console.print()  # the prompt's line ends: nothing is printed after it
+            return None
+        if choice == "d" and rerun:
+            return Decide.done()
+        if choice == "A" and rerun:  # no "always" for a call that may run a second time
+            console.print(Text("not for a call that may have run: choose again", style="yellow"))
+            continue
+        if choice == "a":
+            return Decide.approve()
+        if choice == "u" and lift and not rerun:  # only offered for a call that runs confined
+            return Decide.approve(unconfined=True)
+        if choice == "A":
+            return Decide.approve(always=True)
+        if choice == "q":
+            return None
+        if choice == "r":
+            return Decide.reject()
+        if choice == "v":
+            if view is not None:
+                view()
+        elif choice == "f":
+            try:
+                text = console.input("feedback for the model > ").strip()
+            except (EOFError, KeyboardInterrupt):
+                console.print()
+                return None
+            if text:
+                return Decide.reject(text)
+            console.print(Text("empty feedback: choose again", style="yellow"))
+        elif choice == "e":
+            decision, draft = _edit(console, name, args, check, draft)
+            if decision is not None:
+                return decision
+        else:
+            console.print(Text(f"unknown choice {choice!r}", style="yellow"))
+
+
+def same_json(one: Any, other: Any) -> bool:
+    """Whether two parsed JSON values are the same value (true is not 1, 1 is not 1.0)."""
+    return json.dumps(one, sort_keys=True) == json.dumps(other, sort_keys=True)
+
+
+def _edit(
+    console: Console, name: str, args: Any, check: Checker, draft: str | None
+) -> tuple[Decision | None, str | None]:
+    """The edit decision, or None to choose again, with the text to offer at the next `e`.
+
+    The edit starts from `draft` (a refused edit) or the current arguments. A refused edit
+    (not JSON, or arguments the tool refuses) is kept: inline, it is offered again at once,
+    with the error above it; in $VISUAL/$EDITOR, at the next `e`."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    while True:
+        text = (
+            _edit_in(console, editor, args, draft) if editor else _edit_inline(console, args, draft)
+        )
+        if text is None:  # the editor failed, or Ctrl-C: no edit, the draft still kept
+            return None, draft
+        if not text.strip():
+            console.print(Text("empty arguments: no edit; choose again", style="yellow"))
+            return None, None
+        try:
+            edited = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            problem: str | None = f"not valid JSON ({exc})"
+        else:
+            problem = check(name, edited, args)  # may convert values to the schema's types
+            if problem == UNCHANGED or same_json(edited, args):  # only `a` approves
+                console.print(Text("no change: the call is as it was; choose again", "yellow"))
+                return None, None
+        if not problem:
+            return Decide.edit(name, edited), None
+        console.print(styled(("edit refused: ", "red"), problem))
+        draft = text
+        if editor:
+            console.print(Text("your edit is kept: e opens it again", style="dim"))
+            return None, draft
+
+
+def _edit_inline(console: Console, args: Any, draft: str | None) -> str | None:
+    """The arguments as one line of JSON, prefilled at a terminal; None on Ctrl-C/Ctrl-D."""
+    start = draft if draft is not None else dumps_shown(args)
+    if not prefills():
+        console.print(styled(("current arguments: ", "dim"), start))
+    try:
+        return edit_line("new arguments as JSON > ", start)
+    except (EOFError, KeyboardInterrupt):  # no edit, choose again
+        if not prefills():  # a plain input() leaves the line open; prompt_toolkit ends it
+            console.print()
+        return None
+
+
+def _edit_in(console: Console, editor: str, args: Any, draft: str | None) -> str | None:
+    """The text saved in $VISUAL/$EDITOR, or None after saying why there is none (the
+    editor failed or exited non-zero)."""
+    # a lone surrogate as its \\udXXX escape: always UTF-8
+    current = draft if draft is not None else dumps(args, indent=2) + "\n"
+    name = ""
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w+", suffix=".json", delete=False, encoding="utf-8"
+        ) as handle:
+            name = handle.name
+            handle.write(current)
+        result = subprocess.run([*shlex.split(editor), name], check=False)
+        text = Path(name).read_text(encoding="utf-8")
+    except (OSError, ValueError) as exc:  # ValueError: unbalanced quotes, undecodable text
+        console.print(styled((f"cannot run editor {editor!r}: ", "red"), str(exc)))
+        return None
+    finally:
+        if name:
+            Path(name).unlink(missing_ok=True)
+    if result.returncode != 0:
+        console.print(Text(f"editor exited with status {result.returncode}: no edit", style="red"))
+        return None
+    return text

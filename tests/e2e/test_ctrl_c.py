@@ -1,0 +1,134 @@
+"""Ctrl-C in each state of the chat: streaming, at the prompt, at the review (pexpect)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pexpect
+
+from tests.e2e.conftest import Agent
+from tests.e2e.test_chat import CHOICE, PROMPT, ended, leave
+from tests.helpers.scripted_server import text, tool_calls
+
+LONG = " ".join(f"word{i}" for i in range(400))  # 2,400 characters, 4 a piece
+
+
+def wait_for_text(child: pexpect.spawn, pattern: str) -> None:
+    child.expect(pattern, timeout=20)
+
+
+def test_ctrl_c_while_the_answer_streams_keeps_the_chat_and_the_text(agent: Agent) -> None:
+    agent.server.push(text(LONG, delay=0.01))  # about 6 s to stream in full
+    child = agent.spawn("chat", "tell me a long story")
+    wait_for_text(child, "word40 ")
+    child.sendintr()
+    child.expect("the answer was stopped")
+    child.expect(PROMPT)
+    assert child.isalive()  # the chat stays
+    agent.server.push(text("Second answer."))
+    child.sendline("and then?")
+    child.expect("Second answer.")
+    thread = leave(child)
+    shown = agent.run("threads", "show", thread, "--json")
+    assert shown.returncode == 0, shown.stderr
+    document = json.loads(shown.stdout)
+    assert document["thread"]["status"] == "idle"
+    first = document["entries"][1]
+    assert first["role"] == "assistant" and first["interrupted"] is True
+    assert first["text"].startswith("word0 word1 ") and "word40" in first["text"]
+    assert "word399" not in first["text"] and first["calls"] == []
+    # the model saw the stopped answer as the assistant's turn, then the new message
+    sent = agent.server.requests[1]["messages"]
+    assert [m["role"] for m in sent[-3:]] == ["user", "assistant", "user"]
+    assert sent[-2]["content"] == first["text"]
+    plain = agent.run("threads", "show", thread)
+    assert "assistant (interrupted):" in plain.stdout
+
+
+def test_a_stopped_answer_drops_its_half_streamed_tool_calls(agent: Agent) -> None:
+    agent.server.push(
+        tool_calls(
+            ("write_file", {"path": "x.txt", "content": "x" * 400}), content=LONG[:600], delay=0.01
+        )
+    )
+    child = agent.spawn("chat", "write it")
+    wait_for_text(child, "word20 ")
+    child.sendintr()
+    child.expect("the answer was stopped")
+    child.expect(PROMPT)
+    child.sendline("/exit")
+    thread = ended(child)
+    document = json.loads(agent.run("threads", "show", thread, "--json").stdout)
+    assert document["thread"]["status"] == "idle"
+    assert document["entries"][-1]["calls"] == [] and document["entries"][-1]["interrupted"]
+    assert not (agent.workspace / "x.txt").exists()
+    # resume works on it: no call waits for a result
+    agent.server.push(text("Resumed fine."))
+    child = agent.spawn("resume", thread, "go on")
+    child.expect("Resumed fine.")
+    leave(child)
+    assert [m["role"] for m in agent.server.requests[-1]["messages"][-3:]] == [
+        "user",
+        "assistant",
+        "user",
+    ]
+
+
+def test_ctrl_c_at_the_prompt_clears_the_draft(agent: Agent) -> None:
+    agent.server.push(text("Only this."))
+    child = agent.spawn("chat")
+    child.expect(PROMPT)
+    child.send("a draft I do not want")
+    child.expect("want")
+    child.sendintr()
+    time.sleep(0.2)
+    child.sendintr()  # clears nothing more, and says how to leave: one press after a draft
+    child.expect("Ctrl-C again")
+    time.sleep(1.2)  # a second press later than a second: the hint again, no exit
+    child.sendintr()
+    child.expect("Ctrl-C again")
+    child.send("what\r")
+    child.expect("Only this.")
+    assert agent.server.requests[-1]["messages"][-1]["content"] == "what"  # draft gone
+    leave(child)
+
+
+def test_typing_between_two_ctrl_c_does_not_leave(agent: Agent) -> None:
+    child = agent.spawn("chat")
+    child.expect(PROMPT)
+    child.sendintr()
+    child.expect("Ctrl-C again")
+    child.send("x")
+    child.sendintr()  # clears the x
+    child.sendintr()  # the first press of a new pair
+    child.expect("Ctrl-C again")
+    assert child.isalive()
+    child.expect(PROMPT)
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_two_ctrl_c_on_an_empty_prompt_leave(agent: Agent) -> None:
+    child = agent.spawn("chat")
+    child.expect(PROMPT)
+    child.sendintr()
+    child.expect("Ctrl-C again")
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130 or child.signalstatus == 2
+
+
+def test_ctrl_c_at_the_review_ends_its_line(agent: Agent) -> None:
+    agent.server.push(tool_calls(("write_file", {"path": "w.txt", "content": "w"})))
+    child = agent.spawn("chat", "write w.txt")
+    child.expect(CHOICE)
+    child.sendintr()
+    child.expect("calls are waiting for review")
+    before = child.before
+    ended(child)
+    # what came after the prompt started on a line of its own (without the fix: " ^C")
+    assert "\n" in before, repr(before)

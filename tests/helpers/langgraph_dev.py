@@ -1,0 +1,119 @@
+"""`langgraph dev` for the tests: the repo's langgraph.json on a free 127.0.0.1 port, offline.
+
+The in-memory server (langgraph-cli[inmem]) runs with the scripted model server as
+OPENAI_BASE_URL, a workspace of its own (AGENTCLI_WORKSPACE), a private home, no telemetry
+(LANGGRAPH_CLI_NO_ANALYTICS) and no tracing; it keeps its .langgraph_api snapshot, and its
+home the call journal (agentcli's threads.db), in `base`: `serve` again on the same `base`
+restarts it on the same data, as after a crash (`DevServer.kill`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from tests.helpers import ROOT
+from tests.helpers.scripted_server import ScriptedServer
+
+LANGGRAPH = str(Path(sys.executable).parent / "langgraph")
+STARTUP_SECONDS = 60
+
+
+@dataclass
+class DevServer:
+    url: str
+    model: ScriptedServer
+    workspace: Path  # the server's AGENTCLI_WORKSPACE
+    log: Path
+    proc: subprocess.Popen[bytes]
+
+    def kill(self) -> None:
+        """SIGKILL: the server stops at once, saving nothing more."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+
+class NotStarted(RuntimeError):
+    """langgraph dev exited, or did not answer in time; the message ends with its log."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def isolated_env(home: Path) -> dict[str, str]:
+    """This process's environment without model, agentcli or LangSmith settings."""
+    drop = ("OPENAI_", "AGENTCLI_", "LANGSMITH_", "LANGCHAIN_", "LANGGRAPH_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_DATA_HOME=str(home / "data"),
+        NO_COLOR="1",
+        TERM="xterm",
+        COLUMNS="120",
+    )
+    return env
+
+
+@contextmanager
+def serve(base: Path, model: ScriptedServer | None = None) -> Iterator[DevServer]:
+    """langgraph dev on `base`'s data (a restart if it ran there before); its own scripted
+    model server unless given one."""
+    workspace = base / "server-workspace"
+    workspace.mkdir(exist_ok=True)
+    env = isolated_env(base / "home")
+    env.update(
+        AGENTCLI_MODEL="scripted",
+        AGENTCLI_WORKSPACE=str(workspace),
+        LANGGRAPH_CLI_NO_ANALYTICS="1",  # no telemetry: nothing leaves 127.0.0.1
+        LANGSMITH_TRACING="false",
+    )
+    port = free_port()
+    log = base / "langgraph-dev.log"
+    with ExitStack() as stack:
+        if model is None:
+            model = stack.enter_context(ScriptedServer())
+        out = stack.enter_context(log.open("a"))
+        env["OPENAI_BASE_URL"] = model.base_url
+        command = [LANGGRAPH, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1"]
+        command += ["--port", str(port), "--config", str(ROOT / "langgraph.json")]
+        proc = subprocess.Popen(command, cwd=base, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            _wait_ready(url, proc, log)
+            yield DevServer(url, model, workspace, log, proc)
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+
+def _wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise NotStarted(f"langgraph dev exited ({proc.returncode}):\n{log.read_text()}")
+        try:
+            if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise NotStarted(f"langgraph dev not ready in {STARTUP_SECONDS} s:\n{log.read_text()}")

@@ -1,0 +1,365 @@
+"""A scripted, local OpenAI-compatible chat-completions server for tests.
+
+    with ScriptedServer() as server:
+        server.push(tool_calls(("read_file", {"path": "a.txt"})), text("done"))
+        run_agentcli("--base-url", server.base_url, ...)
+        assert server.requests[1]["messages"][-1]["tool_call_id"] == "call_1"
+
+Each POST /v1/chat/completions consumes one reply (FIFO); an empty queue answers
+HTTP 500 "scripted server: no reply queued". ``"stream": true`` requests get SSE
+(chunked transfer encoding, so keep-alive works), others one JSON object.
+Tool-call ids are "call_1", "call_2", ... in the order one server serves them.
+Streamed text and arguments go out in pieces of PIECE characters (``delay=`` seconds before
+each piece makes a slow model); ``ScriptedServer(piece=N)``
+or ``text(..., piece=N)`` / ``tool_calls(..., piece=N)`` choose another size (real servers
+send a token or a few, 4 to 100 bytes). The chunks are made as they are sent, so a reply of
+many megabytes costs the server time and memory in proportion to its size.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.helpers.server_profiles import Profile
+
+PIECE = 4  # characters per streamed content / argument fragment
+
+
+def request_tokens(body: dict) -> int:
+    """The server's count of a request's prompt tokens: the JSON of its messages and tools,
+    4 bytes a token. Not agentcli's estimate (token_count.py), which does not see the JSON."""
+    sent = json.dumps(body.get("messages", [])) + json.dumps(body.get("tools", []))
+    return len(sent.encode()) // 4
+
+
+@dataclass
+class Reply:
+    kind: str  # "text" | "tool_calls" | "error" | "hang" | "drop"
+    content: str = ""
+    calls: tuple[tuple[str, dict | str], ...] = ()
+    usage: tuple[int, int] = (10, 5)
+    status: int = 500
+    message: str = ""
+    type_: str = "server_error"
+    code: str | None = None
+    seconds: float = 0.0
+    ids: list[str] = field(default_factory=list)  # tool-call ids, filled in when served
+    piece: int | None = None  # characters per streamed fragment; None: the server's
+    delay: float = 0.0  # seconds before each streamed fragment (a slow model)
+
+
+def text(
+    content: str,
+    *,
+    usage: tuple[int, int] = (10, 5),
+    piece: int | None = None,
+    delay: float = 0.0,
+) -> Reply:
+    """An assistant text answer (finish_reason "stop"); `delay` seconds before each piece."""
+    return Reply("text", content=content, usage=usage, piece=piece, delay=delay)
+
+
+def tool_calls(
+    *calls: tuple[str, dict | str],
+    content: str = "",
+    usage: tuple[int, int] = (10, 5),
+    piece: int | None = None,
+    delay: float = 0.0,
+) -> Reply:
+    """Tool calls (finish_reason "tool_calls"); each is (name, args dict | raw args string)."""
+    return Reply("tool_calls", content=content, calls=calls, usage=usage, piece=piece, delay=delay)
+
+
+def error(
+    status: int,
+    message: str = "scripted error",
+    *,
+    type_: str = "invalid_request_error",
+    code: str | None = None,
+) -> Reply:
+    """HTTP ``status`` with body {"error": {"message", "type", "param", "code"}}."""
+    return Reply("error", status=status, message=message, type_=type_, code=code)
+
+
+def hang(seconds: float) -> Reply:
+    """Wait ``seconds`` (cut short by stop()), then answer HTTP 500."""
+    return Reply("hang", seconds=seconds, message="scripted server: hang finished")
+
+
+def drop(*, partial: str = "") -> Reply:
+    """Close the connection without a response. For a streamed request with ``partial``,
+    first stream the role chunk and ``partial`` as content deltas, then cut the stream."""
+    return Reply("drop", content=partial)
+
+
+def _pieces(s: str, size: int = PIECE) -> Iterator[str]:
+    return (s[i : i + size] for i in range(0, len(s), size))
+
+
+def _args(arguments: dict | str) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def _usage(reply: Reply, prompt: int | None = None) -> dict:
+    p, c = reply.usage
+    p = p if prompt is None else prompt
+    return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+
+
+def _envelope(body: dict, cid: str, obj: str) -> dict:
+    model = body.get("model", "scripted")
+    return {
+        "id": cid,
+        "object": obj,
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": None,
+    }
+
+
+def _completion(body: dict, cid: str, reply: Reply) -> dict:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+    if reply.calls:
+        message["tool_calls"] = [
+            {"id": id_, "type": "function", "function": {"name": name, "arguments": _args(args)}}
+            for id_, (name, args) in zip(reply.ids, reply.calls, strict=True)
+        ]
+    finish = "tool_calls" if reply.calls else "stop"
+    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+    usage = _usage(reply, body.get("_counted"))
+    return {**_envelope(body, cid, "chat.completion"), "choices": [choice], "usage": usage}
+
+
+def _chunks(
+    body: dict, cid: str, reply: Reply, *, complete: bool = True, piece: int = PIECE
+) -> Iterator[dict]:
+    """The chat.completion.chunk sequence; ``complete=False`` stops after the content."""
+    base = _envelope(body, cid, "chat.completion.chunk")
+    size = reply.piece or piece
+    with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return {**base, "choices": [choice], **({"usage": None} if with_usage else {})}
+
+    def slowly(parts: Iterator[str]) -> Iterator[str]:
+        for part in parts:
+            time.sleep(reply.delay)
+            yield part
+
+    yield chunk({"role": "assistant", "content": ""})
+    yield from (chunk({"content": part}) for part in slowly(_pieces(reply.content, size)))
+    if not complete:
+        return
+    for i, (id_, (name, args)) in enumerate(zip(reply.ids, reply.calls, strict=True)):
+        head = {"index": i, "id": id_, "type": "function"}
+        yield chunk({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
+        yield from (
+            chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})
+            for part in slowly(_pieces(_args(args), size))
+        )
+    yield chunk({}, "tool_calls" if reply.calls else "stop")
+    if with_usage:
+        yield {**base, "choices": [], "usage": _usage(reply, body.get("_counted"))}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: Any  # ThreadingHTTPServer with a .scripted attribute
+
+    def log_message(self, format: str, *args: Any) -> None:  # no request logging
+        pass
+
+    def handle(self) -> None:
+        srv = self.server.scripted
+        with srv._lock:
+            srv.connections += 1
+        try:
+            super().handle()
+        except ConnectionError:  # clients hanging up is normal
+            pass
+
+    def _json(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, message: str, type_: str, code: str | None = None) -> None:
+        err = {"message": message, "type": type_, "param": None, "code": code}
+        self._json(status, {"error": err})
+
+    def _sse(self, events: Iterable[dict | str]) -> None:
+        """Start a chunked text/event-stream response and write ``events`` to it."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for ev in events:
+            data = f"data: {ev if isinstance(ev, str) else json.dumps(ev)}\n\n".encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def _authorized(self) -> bool:
+        key = self.server.scripted.require_key
+        if key is None or self.headers.get("Authorization") == f"Bearer {key}":
+            return True
+        self._error(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+        return False
+
+    def do_GET(self) -> None:
+        if not self._authorized():
+            return
+        window = self.server.scripted.context_window
+        if self.path.rstrip("/") == "/v1/models":
+            self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+        elif self.path == "/props" and window and self.server.scripted.announce_window:
+            self._json(200, {"default_generation_settings": {"n_ctx": window}})  # llama.cpp's
+        else:
+            self._error(404, f"scripted server: no route GET {self.path}", "not_found")
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            return self._error(404, f"scripted server: no route POST {self.path}", "not_found")
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            return self._error(400, "scripted server: body is not JSON", "invalid_request_error")
+        srv = self.server.scripted
+        srv._record(body, {k.lower(): v for k, v in self.headers.items()})
+        if not self._authorized():
+            return
+        if refused := srv.profile.refusal(body):  # a server quirk (server_profiles.py)
+            return self._json(*refused)
+        if srv.context_window:  # too long: refused as a real server does, no reply consumed
+            body["_counted"] = count = request_tokens(body)
+            if count > srv.context_window:
+                message = (
+                    f"This model's maximum context length is {srv.context_window} tokens."
+                    f" However, your messages resulted in {count} tokens."
+                )
+                return self._error(400, message, "invalid_request_error", "context_length_exceeded")
+        srv._stopping.wait(srv.profile.delay())
+        reply, cid = srv._next(body)
+        self._answer(body, cid, reply)
+
+    def _answer(self, body: dict, cid: str, reply: Reply | None) -> None:
+        stream = bool(body.get("stream"))
+        piece = self.server.scripted.piece
+        if reply is None:
+            self._error(500, "scripted server: no reply queued", "server_error")
+        elif reply.kind in ("error", "hang"):
+            self.server.scripted._stopping.wait(reply.seconds)
+            self._error(reply.status, reply.message, reply.type_, reply.code)
+        elif reply.kind == "drop":
+            if stream and reply.content:
+                self._sse(_chunks(body, cid, reply, complete=False, piece=piece))
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        elif stream:
+            chunks = self.server.scripted.profile.stream(_chunks(body, cid, reply, piece=piece))
+            self._sse(itertools.chain(chunks, ["[DONE]"]))
+            self.wfile.write(b"0\r\n\r\n")
+        else:
+            self._json(200, self.server.scripted.profile.completion(_completion(body, cid, reply)))
+
+
+class ScriptedServer:
+    """Scripted OpenAI-compatible server on 127.0.0.1 (a free port)."""
+
+    def __init__(
+        self,
+        require_key: str | None = None,
+        *,
+        piece: int = PIECE,
+        context_window: int | None = None,
+        announce_window: bool = True,
+    ) -> None:
+        self.require_key = require_key  # if set, demand "Authorization: Bearer <key>"
+        # a model with this many tokens of context (request_tokens counts them): a longer
+        # request gets 400 context_length_exceeded, and usage reports the real prompt size;
+        # GET /props tells the window as llama.cpp's server does, unless not `announce_window`
+        self.context_window = context_window
+        self.announce_window = announce_window
+        self.piece = piece  # characters per streamed fragment, unless a reply says otherwise
+        self.requests: list[dict] = []  # JSON body of every chat-completions request, in order
+        self.headers: list[dict[str, str]] = []  # their headers (lower-cased names), same order
+        self.connections = 0  # TCP connections accepted (keep-alive reuses one)
+        self.profile = Profile()  # how replies are sent: a real server's quirks, or none
+        self._replies: deque[Reply] = deque()
+        # answer the requests they return a Reply for, before the queue is asked (a test's
+        # stand-in for a model that answers some requests, say summaries, on its own)
+        self.responders: list[Callable[[dict], Reply | None]] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._call_ids = itertools.count(1)
+        self._completion_ids = itertools.count(1)
+        self._httpd: ThreadingHTTPServer | None = None
+
+    def start(self) -> ScriptedServer:
+        self._stopping.clear()
+        httpd = self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        httpd.scripted = self  # type: ignore[attr-defined]
+        # a short poll interval keeps stop() (and so each test's teardown) fast
+        threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes pending hang() replies
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def push(self, *replies: Reply) -> None:
+        with self._lock:
+            self._replies.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        """Queued replies not served yet."""
+        with self._lock:
+            return len(self._replies)
+
+    def _record(self, body: dict, headers: dict[str, str]) -> None:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+
+    def _next(self, body: dict | None = None) -> tuple[Reply | None, str]:
+        answered = (respond(body) for respond in self.responders) if body is not None else ()
+        auto = next((reply for reply in answered if reply is not None), None)
+        with self._lock:
+            reply = auto or (self._replies.popleft() if self._replies else None)
+            if reply is not None and reply.calls and reply.kind == "tool_calls":
+                reply.ids = [f"call_{next(self._call_ids)}" for _ in reply.calls]
+            return reply, f"chatcmpl-scripted-{next(self._completion_ids)}"

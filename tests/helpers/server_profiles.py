@@ -1,0 +1,104 @@
+"""Server profiles: the scripted server behaving like a real server with a quirk.
+
+    server.profile = Profile(repeat_names=True)      # every test's server, from then on
+    server.push(tool_calls(("calculator", {...})))
+
+A profile changes how every reply is sent (ScriptedServer calls `refusal`, `delay`,
+`stream` and `completion` while it answers); each flag is one quirk seen in the wild:
+
+- repeat_names: the whole `function.name` again in every streamed argument delta (older
+  llama.cpp, some vLLM tool parsers);
+- refuse_null_content: HTTP 500 with a pydantic validation error for an assistant message
+  with tool calls whose `content` is null (llama-cpp-python's server);
+- empty_stream: a 200 stream with no chunk at all, only `[DONE]`;
+- no_stream_usage: no usage chunk when streaming, whatever `stream_options` asks;
+- finish_length: `finish_reason: "length"` instead of "stop"/"tool_calls";
+- truncated_final: a final chunk (or completion) with llama.cpp's `truncated: true` and
+  `stop_type: "limit"`, the finish reason left "stop";
+- first_delay: seconds the first request waits before its answer (a server still busy).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Profile:
+    repeat_names: bool = False
+    refuse_null_content: bool = False
+    empty_stream: bool = False
+    no_stream_usage: bool = False
+    finish_length: bool = False
+    truncated_final: bool = False
+    first_delay: float = 0.0
+    served: int = field(default=0, repr=False)  # requests answered so far
+
+    def refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        """(status, error body) when this server refuses the request outright."""
+        if not self.refuse_null_content:
+            return None
+        for i, message in enumerate(body.get("messages") or []):
+            if message.get("role") == "assistant" and message.get("content") is None:
+                detail = [
+                    {
+                        "type": "string_type",
+                        "loc": ["body", "messages", i, "typed-dict", "content"],
+                        "msg": "Input should be a valid string",
+                        "input": None,
+                    },
+                    {
+                        "type": "missing",
+                        "loc": ["body", "messages", i, "typed-dict", "name"],
+                        "msg": "Field required",
+                    },
+                ]
+                text = f"{len(detail)} validation errors:\n" + json.dumps(detail, indent=2)
+                return 500, {"error": {"message": text, "type": "internal_server_error"}}
+        return None
+
+    def delay(self) -> float:
+        """Seconds to wait before answering this request."""
+        self.served += 1
+        return self.first_delay if self.served == 1 else 0.0
+
+    def stream(self, chunks: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """The streamed chunks as this server sends them."""
+        if self.empty_stream:
+            return
+        heads: dict[int, dict[str, Any]] = {}  # each call's id, type and name
+        for chunk in chunks:
+            choices = chunk.get("choices") or []
+            if self.no_stream_usage and not choices and chunk.get("usage"):
+                continue
+            if self.no_stream_usage:
+                chunk.pop("usage", None)
+            for choice in choices:
+                delta = choice.get("delta") or {}
+                for call in delta.get("tool_calls") or []:
+                    function = call.setdefault("function", {})
+                    if function.get("name"):
+                        heads[call["index"]] = {**call, "function": dict(function)}
+                    elif self.repeat_names and call["index"] in heads:
+                        head = heads[call["index"]]
+                        call.update(id=head["id"], type=head["type"])
+                        function["name"] = head["function"]["name"]
+                if choice.get("finish_reason") and self.finish_length:
+                    choice["finish_reason"] = "length"
+                if choice.get("finish_reason") and self.truncated_final:
+                    choice["finish_reason"] = "stop"
+                    chunk.update(truncated=True, stop_type="limit")
+            yield chunk
+
+    def completion(self, completion: dict[str, Any]) -> dict[str, Any]:
+        """A non-streamed answer as this server sends it."""
+        for choice in completion["choices"]:
+            if self.finish_length:
+                choice["finish_reason"] = "length"
+            if self.truncated_final:
+                choice["finish_reason"] = "stop"
+                completion.update(truncated=True, stop_type="limit")
+        return completion

@@ -1,0 +1,137 @@
+"""The Store interface on SQLite and PostgreSQL: forks, one session per thread, stale locks."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+import agentcli.agent.graph
+import agentcli.agent.review.node
+from agentcli.config import Settings
+from agentcli.errors import AgentcliError, ConfigError, ExitCode, ThreadBusy, exit_code_for
+from agentcli.policy.approval_policy import Policy
+from agentcli.session import history
+from agentcli.threads.backends import open_store
+from agentcli.threads.database_url import mask_url
+from agentcli.threads.sqlite_backend import SqliteStore
+from agentcli.threads.thread_rows import now
+from tests.helpers.fakes import call, say
+from tests.unit.threads.test_storage import snapshot_every
+
+
+@pytest.mark.backends
+def test_a_fork_rebuilds_the_same_history(make, monkeypatch: pytest.MonkeyPatch, backend) -> None:
+    schema = snapshot_every(3)  # so the fork's history replays across snapshots
+    monkeypatch.setattr(agentcli.agent.graph, "AgentState", schema)
+    monkeypatch.setattr(agentcli.agent.review.node, "AgentState", schema)
+    replies = [say("one"), call(("note", {"text": "a"})), say("two"), say("three")]
+    s = make(replies, Policy.build(auto_approve=True))
+    for text in ("first", "second", "third"):
+        assert list(s.send(text))[-1].status == "done"
+    row = s.store.resolve(s.thread_id)
+
+    history.fork(s.store, row, "fork_at_3", 3)
+    values = history.values(s.store, "fork_at_3")
+    texts = [m.text for m in values["messages"]]
+    assert texts == ["first", "one", "second", "", "noted 'a' x1", "two"]
+    assert [a["decision"] for a in values["audit"]] == ["allowed"]
+    assert s.store.resolve("fork_at_3").turns == 2
+
+    history.fork(s.store, row, "fork_all", None)
+    assert history.values(s.store, "fork_all") == s.state().values
+    if backend == "postgres":  # only the blobs the fork's checkpoints point at
+        count = "SELECT count(*) FROM checkpoint_blobs WHERE thread_id = ?"
+        blobs = {t: s.store._execute(count, (t,)).fetchone()[0] for t in (s.thread_id, "fork_at_3")}
+        assert 0 < blobs["fork_at_3"] < blobs[s.thread_id]
+
+    s.store.close()
+    fork = make([say("four")])
+    fork.open("fork_at_3")
+    assert list(fork.send("again"))[-1].final == "four"
+    sent = [m.text for m in fork.model().calls[-1]]
+    assert sent[-2:] == ["two", "again"] and "third" not in sent
+
+
+@pytest.mark.backends
+def test_one_session_per_thread(database: str) -> None:
+    first, second = (open_store(Settings(db=database)) for _ in range(2))
+    first.create("t1", "one", "/w", "m")
+    first.hold("t1")
+    with pytest.raises(ThreadBusy, match=rf"thread t1 is in use .*pid {os.getpid()}"):
+        second.hold("t1")
+    with pytest.raises(ThreadBusy, match="thread t1"):
+        second.delete("t1")
+    assert exit_code_for(ThreadBusy("")) == ExitCode.ERROR
+    first.hold("t2")  # moving to another thread lets go of the first
+    second.hold("t1")
+    with pytest.raises(ThreadBusy):
+        first.hold("t1")
+    second.close()
+    first.hold("t1")
+    first.delete("t1")
+    assert first.recent() == []
+    first.close()
+
+
+def dead_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def lock_row(store: SqliteStore, thread: str, pid: int, host: str, started: str | None) -> None:
+    store.conn.execute(
+        "INSERT INTO agentcli_locks VALUES (?, ?, ?, ?, ?)", (thread, pid, host, started, now())
+    )
+
+
+def test_a_stale_sqlite_lock_is_cleared(tmp_path) -> None:
+    store = SqliteStore(tmp_path / "threads.db")
+    host = socket.gethostname()
+    lock_row(store, "gone", dead_pid(), host, None)  # that process has ended
+    store.hold("gone")
+    holder = store.conn.execute("SELECT pid FROM agentcli_locks WHERE thread_id = 'gone'")
+    assert holder.fetchone()[0] == os.getpid()
+
+    lock_row(store, "reused", os.getpid(), host, "1")  # the pid now names another process
+    store.hold("reused")
+
+    lock_row(store, "remote", dead_pid(), "elsewhere", None)  # cannot be checked from here
+    with pytest.raises(ThreadBusy, match="thread remote is in use .* on elsewhere since"):
+        store.hold("remote")
+    store.close()
+    rows = SqliteStore(tmp_path / "threads.db").conn.execute("SELECT thread_id FROM agentcli_locks")
+    assert [row[0] for row in rows] == ["remote"]  # close let go of "reused"
+
+
+def test_mask_url_hides_the_password_wherever_it_is() -> None:
+    assert (
+        mask_url("postgresql://ann:s3cret@db:5432/agents") == "postgresql://ann:***@db:5432/agents"
+    )
+    masked = mask_url("postgres://ann@db/agents?password=s3cret&sslmode=require")
+    assert "s3cret" not in masked and "sslmode=require" in masked
+    assert mask_url("postgresql://db/agents") == "postgresql://db/agents"
+    assert mask_url("/home/ann/threads.db") == "/home/ann/threads.db"
+
+
+def test_a_missing_postgres_extra_is_one_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    monkeypatch.delitem(sys.modules, "agentcli.threads.postgres_backend", raising=False)
+    with pytest.raises(ConfigError, match=r"pip install 'agentcli\[postgres\]'"):
+        open_store(Settings(db="postgresql://ann@localhost/agents"))
+
+
+def test_a_refused_connection_names_host_and_database_never_the_password() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"postgresql://ann:s3cret@127.0.0.1:{port}/agents"
+    with pytest.raises(AgentcliError) as error:
+        open_store(Settings(db=url))
+    message = str(error.value)
+    assert message.startswith(f"cannot connect to PostgreSQL at 127.0.0.1:{port}/agents: ")
+    assert "s3cret" not in message and "\n" not in message

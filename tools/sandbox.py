@@ -1,0 +1,168 @@
+"""The sandbox tool processes run in: which mode, by which mechanism, and how a failure it
+caused is told apart.
+
+``Sandbox`` is the setting (mode, network, extra writable paths); ``plan()`` turns it into
+what tools/confine.py applies in the process that runs the command, choosing the mechanism
+once per process: Landlock when the kernel has it, else bubblewrap when it is installed,
+else none, and then a confined command does not start (``SandboxUnavailable``, one line
+saying how to proceed). Nothing ever runs unconfined because confining it failed.
+
+Confined commands get a private temp folder (``TMPDIR``), made once per process (0700)
+and removed at exit.
+
+For tests only: ``AGENTCLI_TEST_SANDBOX_MISSING`` (a comma-separated list of "landlock",
+"bwrap") makes this process behave as if the mechanisms it names were missing, to check
+the refusal and the fallback. It can only take mechanisms away: with both gone, confined
+commands refuse to start.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .confine import landlock_abi
+
+MODES = ("read-only", "workspace-write", "off")
+DEFAULT_MODE = "workspace-write"
+MISSING_VARIABLE = "AGENTCLI_TEST_SANDBOX_MISSING"
+CONFINE_SCRIPT = str(Path(__file__).with_name("confine.py"))
+UNAVAILABLE = (
+    "cannot confine the command: this system has neither Landlock (Linux 5.13+) nor"
+    " bubblewrap; install bubblewrap, or run agentcli with --sandbox off"
+    ' ([sandbox] mode = "off") to run commands unconfined'
+)
+# what a command prints when the sandbox refused it something (heuristic: see denied())
+_DENIALS = re.compile(r"Permission denied|Operation not permitted|Read-only file system", re.I)
+_NO_NETWORK = re.compile(r"Network is unreachable|Connection refused", re.I)  # bubblewrap's
+
+
+class SandboxUnavailable(OSError):
+    """No mechanism can confine a command here: it must not start."""
+
+
+def _missing() -> set[str]:
+    return {m.strip() for m in os.environ.get(MISSING_VARIABLE, "").split(",") if m.strip()}
+
+
+@cache
+def mechanism() -> tuple[str, int, str]:
+    """("landlock", ABI, bubblewrap's path or "") or ("bwrap", 0, its path) or ("", 0, "")
+    when neither is there: probed once per process."""
+    missing = _missing()
+    abi = 0 if "landlock" in missing else landlock_abi()
+    found = "" if "bwrap" in missing else shutil.which("bwrap") or ""
+    if abi >= 1:
+        return "landlock", abi, found
+    return ("bwrap", 0, found) if found else ("", 0, "")
+
+
+def _chosen(network: bool) -> tuple[str, int, str]:
+    """The mechanism for a sandbox: Landlock, but bubblewrap when the network is to be off
+    and this Landlock (ABI < 4) cannot refuse TCP."""
+    kind, abi, bwrap = mechanism()
+    if kind == "landlock" and abi < 4 and not network and bwrap:
+        return "bwrap", 0, bwrap
+    return kind, abi, bwrap
+
+
+_temp: list[str] = []
+
+
+def private_temp() -> str:
+    """This process's temp folder for confined commands (0700), removed at exit."""
+    if not _temp:
+        _temp.append(tempfile.mkdtemp(prefix="agentcli-tmp-"))
+        atexit.register(shutil.rmtree, _temp[0], ignore_errors=True)
+    return _temp[0]
+
+
+def _in_git(workspace: Path) -> bool:
+    """Whether the workspace is a git repository's, or inside one (a `.git` there or above)."""
+    return any(os.path.lexists(folder / ".git") for folder in (workspace, *workspace.parents))
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """The confinement of the processes tools start (``[sandbox]`` in the config)."""
+
+    mode: str = DEFAULT_MODE
+    network: bool = False
+    writable: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def confines(self) -> bool:
+        return self.mode != "off"
+
+    def plan(self, workspace: Path | str) -> dict[str, Any] | None:
+        """What confine.py applies (JSON), None when the mode is off; SandboxUnavailable
+        when nothing here can confine."""
+        if not self.confines:
+            return None
+        kind, abi, bwrap = _chosen(self.network)
+        if not kind:
+            raise SandboxUnavailable(UNAVAILABLE)
+        workspace = Path(workspace).resolve()
+        extra = [str(Path(p).expanduser().resolve()) for p in self.writable]
+        return {
+            "mechanism": kind,
+            "abi": abi,
+            "bwrap": bwrap,
+            "mode": self.mode,
+            "workspace": str(workspace),
+            "protect_git": kind == "landlock" and _in_git(workspace),
+            "writable": [private_temp(), *(extra if self.mode == "workspace-write" else [])],
+            "network": self.network,
+        }
+
+    def label(self) -> str:
+        """One line: the mode, the network, and the mechanism (or why there is none)."""
+        if not self.confines:
+            return "off"
+        net = "network on" if self.network else "network off"
+        kind, abi, _ = _chosen(self.network)
+        how = f"Landlock ABI {abi}" if kind == "landlock" else kind or "no mechanism: refused"
+        if kind == "landlock" and abi < 4 and not self.network:
+            net = "network NOT confined: Landlock ABI < 4 cannot refuse TCP"
+        return f"{self.mode}, {net} ({how})"
+
+    def launcher(self, workspace: Path | str, command: str, args: list[str]) -> list[str]:
+        """The command line that starts ``command args`` confined (an MCP stdio server):
+        confine.py applies the plan, then execs it. SandboxUnavailable as plan()."""
+        plan = self.plan(workspace)
+        if plan is None:
+            return [command, *args]
+        import json
+        import sys
+
+        return [sys.executable, "-S", "-I", CONFINE_SCRIPT, json.dumps(plan), command, *args]
+
+
+def denied(plan: dict[str, Any] | None, returncode: int | None, output: str) -> str | None:
+    """A note for the model and the person when a confined command failed in a way the
+    sandbox may have caused, or None. A heuristic: the command ended non-zero and its output
+    says permission was denied, the file system is read-only or the network unreachable;
+    (with the network off, also that a connection was refused or the network unreachable);
+    it can be wrong both ways (a command that prints such words for another reason, or one
+    that hides the error)."""
+    if plan is None or not returncode:
+        return None
+    if not _DENIALS.search(output) and (plan["network"] or not _NO_NETWORK.search(output)):
+        return None
+    places = [plan["workspace"]] if plan["mode"] == "workspace-write" else []
+    places += plan["writable"]
+    git = " (its .git stays read-only)" if plan["mode"] == "workspace-write" else ""
+    net = "" if plan["network"] else "; TCP connections and listening are refused"
+    return (
+        f"[sandbox] this command ran confined ({plan['mode']}): it may write only in"
+        f" {', '.join(places)}{git}{net}. The error above may be the sandbox's, not the"
+        " command's. If the command needs more, say so: the person can run it unconfined"
+        " once."
+    )
