@@ -1,0 +1,122 @@
+"""The config keys: every key declared once, as a Field (its Settings attribute, type and
+environment variable), and the tables the checks read (string lists, fixed choices, the keys
+of [models."GLOB"] and [mcp.servers.NAME] tables).
+
+Validation, `config show` and config.example.toml all speak about this one list.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Field:
+    """One config key: the Settings attribute it sets, its type, its environment variable."""
+
+    attr: str
+    type: type
+    env: str | None = None
+    expect: str | None = None  # what a value looks like, for people (else said by type)
+
+
+FRACTION = "a share of the context window, more than 0 and at most 1, e.g. 0.8"
+FIELDS: dict[str, Field] = {
+    f"{section}.{name}": fld
+    for section, entries in {
+        "model": {
+            "name": Field("model", str, "AGENTCLI_MODEL"),
+            "base_url": Field("base_url", str, "OPENAI_BASE_URL"),
+            "api_key": Field("api_key", str, "OPENAI_API_KEY"),
+            "timeout": Field("timeout", float, expect="a number of seconds, e.g. 60"),
+            "max_retries": Field("max_retries", int, expect="a whole number, e.g. 2"),
+            "retry_timeouts": Field("retry_timeouts", bool),
+            "stream": Field("stream", bool),
+            "temperature": Field("temperature", float, expect="a number, e.g. 0.2"),
+            "max_tokens": Field(
+                "max_tokens", int, expect="a whole number of tokens per answer, e.g. 1024"
+            ),
+            "tool_choice": Field(
+                "tool_choice", str, expect='"auto", "required", "none" or a tool name'
+            ),
+            "prices": Field("prices", dict, expect='tables like [model.prices."NAME"]'),
+            "tool_calls": Field("tool_calls", str, expect='"native", "text" or "auto"'),
+            "context_window": Field(
+                "context_window", int, expect="a whole number of tokens, e.g. 8192 (0: ask)"
+            ),
+        },
+        "context": {
+            "compact": Field("compact", bool),
+            "threshold": Field("compact_threshold", float, expect=FRACTION),
+            "keep": Field("compact_keep", float, expect=FRACTION),
+            "tool_result": Field("tool_result_share", float, expect=FRACTION),
+            "reserve": Field("answer_reserve", int, expect="a whole number of tokens, e.g. 1024"),
+        },
+        "agent": {
+            "max_steps": Field("max_steps", int, expect="a whole number of model turns, e.g. 25"),
+            "max_invalid_turns": Field("max_invalid_turns", int, expect="a whole number, e.g. 3"),
+            "system_prompt": Field("system_prompt", str),
+        },
+        "storage": {"db": Field("db", str, "AGENTCLI_DB")},
+        "approval": {
+            "allow": Field("allow", list, expect='a list of tool names, e.g. ["read_file"]'),
+            "deny": Field("deny", list, expect='a list of tool names, e.g. ["shell"]'),
+            "rules": Field("rules", list, expect="[[approval.rules]] tables"),
+        },
+        "tools": {
+            "shell_timeout": Field("shell_timeout", float, expect="a number of seconds, e.g. 120"),
+            "max_output_chars": Field(
+                "max_output_chars", int, expect="a whole number of characters, e.g. 30000"
+            ),
+            "allow_private_urls": Field("allow_private_urls", bool),
+            "enabled": Field("enabled", list, expect='a list of tool names, e.g. ["read_file"]'),
+            "disabled": Field("disabled", list, expect='a list of tool names, e.g. ["shell"]'),
+            "modules": Field(
+                "modules",
+                list,
+                expect='a list of module names or .py file paths, e.g. ["my_tools.py"]',
+            ),
+            "env_passthrough": Field(
+                "env_passthrough",
+                list,
+                expect='a list of environment variable names or globs, e.g. ["GIT_*"]',
+            ),
+        },
+        "mcp": {"servers": Field("mcp_servers", dict, expect="[mcp.servers.NAME] tables")},
+        "sandbox": {
+            "mode": Field(
+                "sandbox_mode", str, expect='one of "workspace-write", "read-only", "off"'
+            ),
+            "network": Field("sandbox_network", bool),
+            "writable": Field("sandbox_writable", list, expect='a list of paths, e.g. ["~/.npm"]'),
+        },
+    }.items()
+    for name, fld in entries.items()
+}
+
+SECRET_KEYS = {"model.api_key"}
+
+# [models."GLOB"] tables set these [model] keys for the models whose name matches the glob
+# (every model.* key but the name itself and the price tables).
+MODEL_TABLE_KEYS = {
+    key.split(".", 1)[1]
+    for key in FIELDS
+    if key.startswith("model.") and key not in ("model.name", "model.prices")
+}
+
+# List keys whose items must be strings.
+STRING_LISTS = {
+    "approval.allow",
+    "approval.deny",
+    "tools.enabled",
+    "tools.disabled",
+    "tools.modules",
+    "tools.env_passthrough",
+    "sandbox.writable",
+}
+SANDBOX_MODES = ("read-only", "workspace-write", "off")  # tools.sandbox.MODES
+# String keys with a fixed set of values.
+CHOICES = {"model.tool_calls": ("native", "text", "auto"), "sandbox.mode": SANDBOX_MODES}
+SERVER_KEYS = {"command": str, "args": list, "env": dict, "url": str, "headers": dict}
+SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
