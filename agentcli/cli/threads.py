@@ -50,7 +50,7 @@ def list_threads(
         index = common.store(common.settings())
         where = str(common.workspace.resolve()) if common.workspace else None
         if index.recent(1, status=ThreadStatus.RUNNING):  # maybe a run that died: read what it left
-            from agentcli.session.local import settle_stale
+            from agentcli.session.stale_threads import settle_stale
 
             settle_stale(index)
     rows = index.recent(limit, status=status, search=search, workspace=where)

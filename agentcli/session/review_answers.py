@@ -1,0 +1,86 @@
+"""Answering a local session's review: the decisions checked as the graph would check them
+before anything is sent, then sent to the interrupt that asked (or to the one a cut-off
+call will raise); edited arguments checked; a review decided by the session's policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from agentcli_tools.context import ToolContext
+from langgraph.types import Command
+
+from agentcli.agent.review.answers import UNCHANGED, checked, unchanged
+from agentcli.agent.review.approval_seals import allowed_tools
+from agentcli.agent.review.argument_check import validate_args
+from agentcli.agent.review.preconditions import precondition
+from agentcli.decisions import Decision
+from agentcli.errors import UsageError
+from agentcli.events import Event, ReviewRequest
+from agentcli.session.run_loop import RunLoop
+from agentcli.session.stream_events import policy_decisions, review_in
+from agentcli.threads.thread_rows import ThreadStatus
+
+
+class ReviewAnswers(RunLoop):
+    """The answers to a pending review: checked here, then run by the run loop."""
+
+    def decide(self, decisions: list[Decision]) -> Iterator[Event]:
+        """Answer the pending review (v1 HITL decisions, in the order of its calls)."""
+        answer: Any = {"decisions": decisions}
+        waiting = self.waiting()
+        shown = next(i for i in waiting if review_in(self.thread_id, [i.value]))
+        if problem := self._refusal(answer, shown.value):  # as the graph would refuse it
+            raise UsageError(problem)
+        command: Command[Any] = Command(resume=answer)
+        if shown not in self._known().interrupts:
+            # a cut-off call, not asked yet: the answer goes to the interrupt its task will
+            # raise. LangGraph reads a resume map only for a checkpoint with pending writes
+            # (a kill -9 leaves none), so an empty audit write comes with it.
+            command = Command(resume={shown.id: answer}, update={"audit": []})
+        elif len(waiting) > 1:  # several tool tasks asking again: answer the one shown
+            command = Command(resume={shown.id: answer})
+        self.store.update(self.thread_id, status=ThreadStatus.RUNNING)
+        return self._drive(command)
+
+    def _refusal(self, answer: Any, request: dict[str, Any]) -> str | None:
+        """Why the graph would refuse this answer to `request`, checked before sending."""
+        calls = [
+            {"id": r["id"], "name": r["name"], "args": r["args"]}
+            for r in request["action_requests"]
+        ]
+        allowed = request["review_configs"][0]["allowed_decisions"]
+        confined = {r["id"] for r in request["action_requests"] if r.get("sandbox")}
+        try:
+            context = self._precheck_context()
+            checked(
+                answer,
+                calls,  # type: ignore[arg-type]
+                self.tools,
+                allowed,
+                context=context,
+                confined=confined,
+            )
+        except ValueError as exc:
+            return f"answer refused: {exc}"
+        return None
+
+    def policy_decisions(self, review: ReviewRequest) -> list[Decision] | None:
+        """Decide a pending review by this session's policy, or None if a person must."""
+        allowed = allowed_tools(self.approval_key, self.thread_id, self._known().values)
+        return policy_decisions(self.policy, review, allowed, self.workspace)
+
+    def check_edit(self, name: str, args: Any, original: Any = None) -> str | None:
+        """Why the edited `args` cannot run, or review.UNCHANGED if they are `original`'s."""
+        tool = self.tools.get(name)
+        problem = validate_args(tool, args, list(self.tools), edited=True)
+        if problem is None and original is not None and unchanged(tool, original, args):
+            return UNCHANGED
+        return problem or precondition(tool, args, self._precheck_context())
+
+    def _precheck_context(self) -> ToolContext:
+        """What the tools' preconditions read (tools/preconditions.py): no run needed."""
+        return ToolContext(
+            workspace=self.workspace, allow_private_urls=self.settings.allow_private_urls
+        )
