@@ -67,6 +67,9 @@ class RunContext(ToolContext):
     # seals what the review approves, for the tools node to check (approval.ApprovalKey;
     # None: a key for this process only)
     approval_key: Any = None
+    # where the workspace is snapshotted around calls that may change files (snapshots.
+    # WorkspaceSnapshots; None: no snapshots, nothing to undo)
+    snapshots: Any = None
     # True on a server: answers come from its clients, whose say that a rule or flag
     # decided (`who`/`by`) is not believed
     from_clients: bool = False

@@ -30,6 +30,7 @@ from agentcli.agent.review.audit_records import audit_record
 from agentcli.agent.review.cut_off_calls import ask_again, journal_key, settle
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import OFF, UNCONFINED, ran_under, would_confine
+from agentcli.agent.undo_snapshots import snapshotted
 from agentcli.threads.call_journal import RunProcess
 from agentcli.threads.langgraph_internals import CONFIG_KEY_RUNTIME
 
@@ -67,7 +68,10 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
                 task = {**task, "tool_call": again}
             journal.call_started(thread_id, key)
         config = _with_context(config, runtime, journal, thread_id, key, unconfined)
-        result = _redacted(tool_node.invoke(task, config), ctx.redactor)
+        with snapshotted(ctx, thread_id, call) as unsaved:
+            result = _redacted(tool_node.invoke(task, config), ctx.redactor)
+        if unsaved:
+            _note(result, "; ".join(unsaved))
         if would_confine(ctx, call["name"]) or unconfined:
             _label(result, ran_under(ctx, unconfined))
         if journal is not None:
@@ -100,6 +104,13 @@ def _with_context(
     context = replace(runtime.context, **changes)
     configurable = {**config["configurable"], CONFIG_KEY_RUNTIME: runtime.override(context=context)}
     return {**config, "configurable": configurable}
+
+
+def _note(result: Any, problem: str) -> None:
+    """Say on the call's tool message that its changes were not snapshotted."""
+    for message in result.get("messages", []) if isinstance(result, dict) else []:
+        if isinstance(message, ToolMessage) and isinstance(message.content, str):
+            message.content += f"\n[agentcli: not undoable: {problem}]"
 
 
 def _label(result: Any, sandbox: str) -> None:

@@ -13,7 +13,16 @@ from typing import Annotated
 import typer
 
 from agentcli import __version__
-from agentcli.cli import chat, doctor, gc_tuning, run, setup, threads, tools_command
+from agentcli.cli import (
+    chat,
+    doctor,
+    gc_tuning,
+    run,
+    setup,
+    threads,
+    tools_command,
+    undo_command,
+)
 from agentcli.errors import AgentcliError, ExitCode, SetupNeeded, exit_code_for
 
 try:  # the Click that Typer runs: its own copy since Typer 0.24
@@ -36,6 +45,8 @@ app.command()(chat.chat)
 app.command()(chat.resume)
 app.command()(run.run)
 app.command()(run.review)
+app.command()(undo_command.undo)
+app.command()(undo_command.diff)
 app.add_typer(threads.app, name="threads")
 app.command(name="tools")(tools_command.tools)
 app.add_typer(setup.app, name="config")

@@ -35,6 +35,7 @@ def list_pending(pending: ReviewRequest | None, as_json: bool) -> None:
     for request in requests:
         args = json.dumps(request["args"], ensure_ascii=False)
         note = f"  ({request.get('description')})" if request.get("rerun") else ""
+        note += f"  (cannot be undone: {request['undo']})" if request.get("undo") else ""
         print(line(f"{request['id']}  {request['name']}  {args}{note}"))
 
 
@@ -42,6 +43,8 @@ def _pending_row(request: dict[str, Any]) -> dict[str, Any]:
     row = {"call_id": request["id"], "tool": request["name"], "args": request["args"]}
     if request.get("rerun"):  # cut off by a crash: it may have partly run
         row["rerun"] = request["rerun"]
+    if request.get("undo"):  # why undo could not take all of its changes back
+        row["undo"] = request["undo"]
     return row
 
 

@@ -134,17 +134,26 @@ def _history(chat: Chat, arg: str) -> bool:
     return True
 
 
-@command("/undo", "/undo: go back to before your last message (on a fork of this thread)")
+@command(
+    "/undo",
+    "/undo [--force]: go back to before your last message, files too (on a fork of this thread)",
+)
 def _undo(chat: Chat, arg: str) -> bool:
-    from agentcli.session import history
-    from agentcli.threads.thread_rows import new_thread_id
+    from agentcli.session.undo import apply_undo, plan_undo
+    from agentcli.snapshots.call_snapshots import snapshots_of
 
     s = local(chat, "/undo")
-    if s.row is None or s.row.turns < 1:
-        return say(chat, "nothing to undo")
+    if s.row is None or s.row.turns < 1 or arg.strip() not in ("", "--force"):
+        return say(chat, "nothing to undo" if not arg.strip() else "usage: /undo [--force]")
     row = s.store.resolve(s.thread_id)
-    fork = history.fork(s.store, row, new_thread_id(), row.turns)
+    snapshots = snapshots_of(s.settings)
+    plan = plan_undo(s.store, snapshots, row, None)
+    fork = apply_undo(s.store, snapshots, plan, force=arg.strip() == "--force")
     s.open(fork.thread_id)
+    restored = plan.restoration.paths if plan.restoration else []
+    if restored:
+        shown = ", ".join(restored[:10]) + (" ..." if len(restored) > 10 else "")
+        say(chat, f"restored {len(restored)} file{'s' * (len(restored) != 1)}: {shown}")
     return say(chat, f"undone: now on {fork.thread_id}, forked from {row.thread_id}")
 
 

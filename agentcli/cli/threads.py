@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -97,8 +97,12 @@ def show(
     from agentcli.session import history
     from agentcli.threads.transcript import decision_text, entries, speaker
 
-    store, row = _open(common, thread_id)
-    turns = entries(history.values(store, row.thread_id))
+    settings = common.settings()
+    store = common.store(settings)
+    row = store.resolve(thread_id)
+    values = history.values(store, row.thread_id)
+    turns = entries(values)
+    _mark_changes(settings, row, values.get("messages", []), turns)
     if as_json:
         print(dumps({"thread": row.as_dict(), "entries": turns}, indent=2))
         return
@@ -119,9 +123,30 @@ def show(
             console.print(styled((f"    {decision_text(call['decision'])}", "yellow")))
             if call.get("sandbox"):
                 console.print(styled((f"    ran in sandbox: {call['sandbox']}", "dim")))
+            if changed := call.get("changed_files"):
+                files = ", ".join(changed[:10]) + (" ..." if len(changed) > 10 else "")
+                console.print(styled((f"    changed {len(changed)} file(s): {files}", "magenta")))
             result = (call["result"] or "").removesuffix("\n")
             for text in result.split("\n")[:SHOW_RESULT_LINES] if result else []:
                 console.print(styled((f"    │ {text}", "dim")))
+
+
+def _mark_changes(settings: Any, row: ThreadRow, messages: list[Any], turns: list[Any]) -> None:
+    """Give each call that changed files the list of them (`changed_files`), from the
+    snapshots taken around it (agentcli diff shows how)."""
+    from pathlib import Path
+
+    from agentcli.session.agent_changes import changed_files
+    from agentcli.snapshots.call_snapshots import snapshots_of
+
+    snapshots = snapshots_of(settings)
+    if snapshots is None or not Path(row.workspace).is_dir():
+        return
+    changed = changed_files(snapshots, row, messages)
+    for turn in turns:
+        for call in turn.get("calls", []):
+            if paths := changed.get(str(call.get("id"))):
+                call["changed_files"] = paths
 
 
 @app.command("export")
@@ -193,15 +218,44 @@ def fork(
         int | None,
         typer.Option("--at", metavar="N", help="Start before user message N (threads history)."),
     ] = None,
+    restore_files: Annotated[
+        bool,
+        typer.Option(
+            "--restore-files", help="Put the files agentcli changed since message N back too."
+        ),
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="With --restore-files: overwrite files changed since."),
+    ] = False,
     *,
     common: Common,
 ) -> None:
     """Make a new thread from this one (its latest state, or before message N)."""
-    from agentcli.session import history
-    from agentcli.threads.thread_rows import new_thread_id
 
-    store, row = _open(common, thread_id)
-    new = history.fork(store, row, new_thread_id(), at)
+    if restore_files:
+        from agentcli.session.undo import apply_undo, plan_undo
+        from agentcli.snapshots.call_snapshots import snapshots_of
+
+        if at is None:
+            raise UsageError("--restore-files needs --at N (the message to go back before)")
+        settings = common.settings()
+        store = common.store(settings)
+        row = store.resolve(thread_id)
+        snapshots = snapshots_of(settings)
+        with store.briefly(row.thread_id):
+            plan = plan_undo(store, snapshots, row, at)
+            new = apply_undo(store, snapshots, plan, force=force)
+        restored = len(plan.restoration.paths) if plan.restoration else 0
+        print(line(f"restored {restored} file{'s' * (restored != 1)}"), file=sys.stderr)
+    else:
+        from agentcli.session.undo import fork_thread
+        from agentcli.snapshots.call_snapshots import snapshots_of
+
+        settings = common.settings()
+        store = common.store(settings)
+        row = store.resolve(thread_id)
+        new = fork_thread(store, snapshots_of(settings), row, at)
     print(line(new.thread_id))
     print(line(f"forked from {row.thread_id}: agentcli resume {new.thread_id}"), file=sys.stderr)
 

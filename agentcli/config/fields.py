@@ -84,6 +84,12 @@ FIELDS: dict[str, Field] = {
             ),
         },
         "mcp": {"servers": Field("mcp_servers", dict, expect="[mcp.servers.NAME] tables")},
+        "undo": {
+            "snapshots": Field("undo_snapshots", bool),
+            "max_file_mb": Field(
+                "undo_max_file_mb", float, expect="a number of megabytes, e.g. 10"
+            ),
+        },
         "sandbox": {
             "mode": Field(
                 "sandbox_mode", str, expect='one of "workspace-write", "read-only", "off"'

@@ -83,6 +83,8 @@ class Settings:
     # they set were before any table applied: {FIELDS key: (value, source or None)}
     model_tables: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     untabled: dict[str, tuple[Any, str | None]] = field(default_factory=dict, compare=False)
+    undo_snapshots: bool = True
+    undo_max_file_mb: float = 10.0
     sandbox_mode: str = "workspace-write"
     sandbox_network: bool = False
     sandbox_writable: list[str] = field(default_factory=list)
@@ -93,6 +95,12 @@ class Settings:
     def db_path(self) -> Path:
         """The SQLite file (meaningless when `db_url` is set)."""
         return Path(self.db).expanduser() if self.db else data_dir() / "threads.db"
+
+    @property
+    def snapshots_dir(self) -> Path:
+        """Where the workspace snapshots are kept: beside the SQLite file, else in the data
+        folder."""
+        return (data_dir() if self.db_url else self.db_path.parent) / "snapshots"
 
     @property
     def db_url(self) -> str | None:

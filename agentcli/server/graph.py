@@ -42,6 +42,7 @@ from agentcli.config import Settings, data_dir, load_settings
 from agentcli.errors import ConfigError
 from agentcli.policy.approval_policy import Policy
 from agentcli.server.call_journal import ServerJournal
+from agentcli.snapshots.call_snapshots import snapshots_of
 
 WORKSPACE_ENV = "AGENTCLI_WORKSPACE"
 
@@ -125,6 +126,7 @@ def server_context(
         from_clients=True,
         journal=journal,  # tool calls journalled: a re-run after a crash asks
         sandbox=sandbox_of(settings),
+        snapshots=snapshots_of(settings),
         context_window=settings.context_window or None,  # not asked of the model server here
         compact=settings.compact,
         compact_threshold=settings.compact_threshold,

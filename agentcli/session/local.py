@@ -16,6 +16,7 @@ from pathlib import Path
 
 from langchain_core.messages import HumanMessage
 
+from agentcli.agent.fenced import fence
 from agentcli.agent.review.approval_seals import seal_tool
 from agentcli.config import for_model
 from agentcli.errors import UsageError
@@ -108,12 +109,16 @@ class Session(ReviewAnswers):
         else:
             self.refuse_while_waiting()
         self.row.turns += 1
+        note, self.row.note = self.row.note, None
         with self.store.batch():  # one commit; "running" until the run records how it ended
-            self.store.update(self.thread_id, turns=self.row.turns, status=ThreadStatus.RUNNING)
+            self.store.update(
+                self.thread_id, turns=self.row.turns, status=ThreadStatus.RUNNING, note=None
+            )
             self.store.add_text(self.thread_id, self.row.turns, "user", text)
         # audit: [] counts as an update of that DeltaChannel, so it snapshots on chat-only
         # turns too and a load never walks back further than SNAPSHOT_EVERY (state.py)
-        update = {"messages": [HumanMessage(text)], "invalid_turns": 0, "audit": []}
+        said = text if not note else f"{fence('agentcli_note', note)}\n\n{text}"
+        update = {"messages": [HumanMessage(said)], "invalid_turns": 0, "audit": []}
         return self._drive(update)
 
     def resume(self) -> Iterator[Event]:

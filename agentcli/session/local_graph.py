@@ -36,6 +36,7 @@ from agentcli.policy.approval_policy import Policy
 from agentcli.session.background_run import Background
 from agentcli.session.stream_events import review_in
 from agentcli.session.thread_session import ThreadSession
+from agentcli.snapshots.call_snapshots import snapshots_of
 from agentcli.threads.store import Store
 from agentcli.threads.thread_rows import ThreadRow, new_thread_id
 
@@ -142,6 +143,7 @@ class LocalGraph(ThreadSession):
             journal=self.store,
             approval_key=self.approval_key,
             sandbox=self.sandbox,
+            snapshots=snapshots_of(s),
             context_window=self.context_window(),
             compact=s.compact,
             compact_threshold=s.compact_threshold,

@@ -141,7 +141,7 @@ class ServerThreads:
 
 def _row(thread: Mapping[str, Any]) -> ThreadRow:
     meta = thread.get("metadata") or {}
-    counts = {key: int(meta.get(key) or 0) for key in COUNTS}
+    counts: dict[str, Any] = {key: int(meta.get(key) or 0) for key in COUNTS}
     status = str(thread.get("status") or "idle")
     if status == "interrupted" and not any((thread.get("interrupts") or {}).values()):
         status = "error"

@@ -55,6 +55,10 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE agentcli_calls ADD COLUMN pid INTEGER;
         ALTER TABLE agentcli_calls ADD COLUMN pid_started TEXT;""",
     ),
+    (
+        "006_note",  # said to the model with the next message (undo --files-only)
+        "ALTER TABLE agentcli_threads ADD COLUMN note TEXT;",
+    ),
 ]
 
 # a fork's chain: the fork point and its ancestors, by parent links (not by id order)

@@ -35,6 +35,7 @@ class ThreadRow:
     turns: int = 0  # user messages
     input_tokens: int = 0
     output_tokens: int = 0
+    note: str | None = None  # for the model, with the next user message
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -61,6 +61,8 @@ def ask_decisions(
         console.print(call_panel(name, shown, index, total, description))
         if sandbox := request.get("sandbox"):
             console.print(styled(("runs in the sandbox: ", "dim"), (str(sandbox), "dim")))
+        if limit := request.get("undo"):
+            console.print(styled(("cannot be undone: ", "yellow"), (str(limit), "yellow")))
         decision = _ask_one(
             console,
             name,

@@ -37,6 +37,7 @@ from agentcli.agent.review.pending_calls import ALTERED, answered_ids, vet
 from agentcli.agent.review.preconditions import precondition
 from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.toolset.sandboxing import UNCONFINED, unconfined_rule, would_confine
+from agentcli.agent.undo_snapshots import review_note
 from agentcli.decisions import DECISIONS
 
 Sealer = Callable[[ToolCall, bool], str]
@@ -49,10 +50,11 @@ def review_request(
     calls: Sequence[tuple[ToolCall, str]],
     allowed: Sequence[str] = DECISIONS,
     sandbox: Callable[[ToolCall], str | None] = lambda call: None,
+    undo: Callable[[ToolCall], str | None] = lambda call: None,
 ) -> dict[str, Any]:
     """The interrupt payload for the calls that need a person (v1 HITL schema, plus `id`;
     `sandbox`: the confinement a call would run under, when an approve may lift it once
-    with `"sandbox": "off"`)."""
+    with `"sandbox": "off"`; `undo`: why undo could not take back all the call changes)."""
     return {
         "action_requests": [
             {
@@ -61,6 +63,7 @@ def review_request(
                 "args": call["args"],
                 "description": f"Tool execution requires approval ({reason})",
                 **({"sandbox": label} if (label := sandbox(call)) else {}),
+                **({"undo": limit} if (limit := undo(call)) else {}),
             }
             for call, reason in calls
         ],
@@ -210,7 +213,9 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
         calls = [call for call, _ in asking]
         confined = {c["id"] for c in calls if would_confine(ctx, c["name"])}
         request = review_request(
-            asking, sandbox=lambda c: ctx.sandbox.label() if c["id"] in confined else None
+            asking,
+            sandbox=lambda c: ctx.sandbox.label() if c["id"] in confined else None,
+            undo=partial(review_note, ctx),
         )
         decisions = (
             ask(

@@ -1,0 +1,146 @@
+"""`agentcli undo` and `agentcli diff`: take back what the agent's calls changed, and see it."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from agentcli.cli.common_options import Common, common_options
+from agentcli.cli.threads import ThreadArg
+from agentcli.errors import ExitCode, UsageError
+from agentcli.terminal_text import line, visible
+
+if TYPE_CHECKING:
+    from agentcli.session.undo import UndoPlan
+
+
+@common_options()
+def undo(
+    thread_id: ThreadArg,
+    to: Annotated[
+        int | None,
+        typer.Option(
+            "--to", metavar="N", help="Go back to before user message N (default: the last)."
+        ),
+    ] = None,
+    files_only: Annotated[
+        bool, typer.Option("--files-only", help="Restore the files; keep the conversation.")
+    ] = False,
+    conversation_only: Annotated[
+        bool,
+        typer.Option("--conversation-only", help="Rewind the conversation; leave the files."),
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite files changed outside agentcli since.")
+    ] = False,
+    *,
+    common: Common,
+) -> None:
+    """Put back the files the agent changed since before a message, and rewind the thread
+    (on a fork; the thread it came from stays whole)."""
+    from agentcli.session.undo import apply_undo, plan_undo
+    from agentcli.snapshots.call_snapshots import snapshots_of
+
+    if files_only and conversation_only:
+        raise UsageError("--files-only and --conversation-only exclude each other")
+    settings = common.settings()
+    store = common.store(settings)
+    row = store.resolve(thread_id)
+    snapshots = None if conversation_only else snapshots_of(settings)
+    with store.briefly(row.thread_id):
+        plan = plan_undo(store, snapshots, row, to)
+        for text in describe(plan, files=not conversation_only, force=force):
+            print(line(text), file=sys.stderr)
+        if not yes:
+            if not sys.stdin.isatty():
+                raise UsageError(
+                    f"undo on thread {row.thread_id} needs --yes when not at a terminal"
+                )
+            if not typer.confirm("Undo?"):
+                raise typer.Exit(ExitCode.ERROR)
+        now = apply_undo(
+            store,
+            snapshots,
+            plan,
+            files=not conversation_only,
+            conversation=not files_only,
+            force=force,
+        )
+    print(line(now.thread_id))
+    if now.thread_id != row.thread_id:
+        print(
+            line(f"back before message {plan.turn}: agentcli resume {now.thread_id}"),
+            file=sys.stderr,
+        )
+    else:
+        print(line("files restored; the model is told with your next message"), file=sys.stderr)
+
+
+def describe(plan: UndoPlan, files: bool, force: bool) -> list[str]:
+    """What the undo will do, a line each; refuses (before asking) what --force would need."""
+    from agentcli.snapshots.rewind import ChangedSince
+
+    out = [f"thread {plan.row.thread_id}: back to before message {plan.turn}"]
+    restoration = plan.restoration
+    if not files:
+        return [*out, "files: left as they are"]
+    if restoration is None or not restoration.paths:
+        out.append("files: none changed by agentcli since then")
+    else:
+        shown = ", ".join(restoration.paths[:20])
+        more = f" and {len(restoration.paths) - 20} more" if len(restoration.paths) > 20 else ""
+        out.append(f"files restored ({len(restoration.paths)}): {shown}{more}")
+    if restoration is not None and restoration.not_kept:
+        out.append(
+            f"not kept (over the size limit), left as they are: {', '.join(restoration.not_kept)}"
+        )
+    if restoration is not None and restoration.outside:
+        if not force:
+            raise ChangedSince(restoration.outside)
+        out.append(
+            f"overwritten although changed outside agentcli: {', '.join(restoration.outside)}"
+        )
+    return out
+
+
+@common_options()
+def diff(
+    thread_id: ThreadArg,
+    turn: Annotated[
+        int | None,
+        typer.Option(
+            "--turn", metavar="N", help="Only what the calls after user message N changed."
+        ),
+    ] = None,
+    *,
+    common: Common,
+) -> None:
+    """Print the unified diff of what the agent's calls changed (shell commands included)."""
+    from pathlib import Path
+
+    from agentcli.session import history
+    from agentcli.session.agent_changes import turn_diff
+    from agentcli.snapshots.call_snapshots import snapshots_of
+
+    settings = common.settings()
+    store = common.store(settings)
+    row = store.resolve(thread_id)
+    snapshots = snapshots_of(settings)
+    if snapshots is None:
+        raise UsageError("no snapshots are kept ([undo] snapshots = false)")
+    if not Path(row.workspace).is_dir():
+        raise UsageError(f"workspace {row.workspace} is not a directory")
+    messages = history.values(store, row.thread_id).get("messages", [])
+    diffs = turn_diff(snapshots, row, messages, turn)
+    if not diffs:
+        what = f"after message {turn}" if turn is not None else "in this thread"
+        print(line(f"no file changed by agentcli's calls {what}"), file=sys.stderr)
+        return
+    terminal = sys.stdout.isatty()
+    for number, text in diffs:
+        print(f"# message {number}")
+        # a pipe gets the patch as it is (git apply takes it); a terminal sees every byte marked
+        sys.stdout.write(visible(text) if terminal else text)

@@ -1,0 +1,82 @@
+"""What the agent's calls changed in the workspace, read from the snapshots taken around
+them: by turn (undo, `agentcli diff`) and by call (`threads show`).
+
+The calls of each turn come from the thread's messages; each is matched, in order, to the
+snapshots recorded around it (snapshots/call_snapshots.py). Matching in order, not by id
+alone, keeps turns apart on servers that give every turn's first call the same id.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentcli.snapshots.call_snapshots import UNDO, CallChange, WorkspaceSnapshots
+from agentcli.threads.thread_rows import ThreadRow
+
+AFTER_ALL = 1 << 30  # the turn given to an undo's record: later than any message
+
+
+def call_turns(messages: list[Any]) -> list[tuple[str, int]]:
+    """Each tool call of the model's, in order, with the number of the user message it
+    answers (1 for calls made after the first user message)."""
+    turn, found = 0, []
+    for message in messages:
+        if message.type == "human":
+            turn += 1
+        for call in getattr(message, "tool_calls", None) or []:
+            found.append((str(call.get("id")), turn))
+    return found
+
+
+def changes_by_turn(
+    snapshots: WorkspaceSnapshots, row: ThreadRow, messages: list[Any]
+) -> list[tuple[int, CallChange]]:
+    """The thread's snapshotted calls, oldest first, each with its turn.
+
+    Each record is matched to the earliest call of the messages with its id not matched
+    yet: records come turn by turn, but the calls of one model message finish (and are
+    recorded) in any order, and some servers give every turn's first call the same id."""
+    calls = call_turns(messages)
+    unmatched: dict[str, list[int]] = {}
+    for index, (call_id, _) in enumerate(calls):
+        unmatched.setdefault(call_id, []).append(index)
+    found = []
+    for change in snapshots.changes(row.thread_id, Path(row.workspace)):
+        if change.tool == UNDO:  # an undo's restore: after every turn it took back
+            found.append((AFTER_ALL, change))
+        elif waiting := unmatched.get(change.call_id):
+            found.append((calls[waiting.pop(0)][1], change))
+    return found
+
+
+def changed_files(
+    snapshots: WorkspaceSnapshots, row: ThreadRow, messages: list[Any]
+) -> dict[str, list[str]]:
+    """The files each snapshotted call changed, by call id (the later call wins where the
+    model reused an id)."""
+    repo = snapshots.repo(Path(row.workspace))
+    return {
+        change.call_id: repo.changed(change.before, change.after)
+        for _, change in changes_by_turn(snapshots, row, messages)
+        if change.tool != UNDO
+    }
+
+
+def turn_diff(
+    snapshots: WorkspaceSnapshots, row: ThreadRow, messages: list[Any], turn: int | None
+) -> list[tuple[int, str]]:
+    """The unified diff of what the calls of each turn changed (only turn `turn`, if
+    given): from before the turn's first call to after its last, limited to the files
+    those calls changed, so edits made by others in between are left out."""
+    repo = snapshots.repo(Path(row.workspace))
+    by_turn: dict[int, list[CallChange]] = {}
+    for number, change in changes_by_turn(snapshots, row, messages):
+        if (turn is None or number == turn) and change.tool != UNDO:
+            by_turn.setdefault(number, []).append(change)
+    diffs = []
+    for number, calls in sorted(by_turn.items()):
+        paths = list(dict.fromkeys(p for c in calls for p in repo.changed(c.before, c.after)))
+        if text := repo.diff(calls[0].before, calls[-1].after, paths):
+            diffs.append((number, text))
+    return diffs

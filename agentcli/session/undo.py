@@ -1,0 +1,97 @@
+"""Undo: the files the agent's calls changed since before user message N put back, and the
+thread rewound to before that message (a fork: the thread it came from stays whole).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentcli.errors import UsageError
+from agentcli.session import history
+from agentcli.session.agent_changes import changes_by_turn
+from agentcli.snapshots.call_snapshots import UNDO, CallChange, WorkspaceSnapshots, thread_ref
+from agentcli.snapshots.rewind import Restoration, plan, restore
+from agentcli.threads.store import Store
+from agentcli.threads.thread_rows import ThreadRow, new_thread_id
+
+
+@dataclass
+class UndoPlan:
+    row: ThreadRow
+    turn: int  # back to before this user message
+    calls: list[CallChange]  # the snapshotted calls of that turn and later ones
+    restoration: Restoration | None  # None: those calls changed no file
+    kept: str | None = None  # the last record of the calls before that turn (a fork's)
+
+
+def plan_undo(
+    store: Store, snapshots: WorkspaceSnapshots | None, row: ThreadRow, to: int | None
+) -> UndoPlan:
+    """What undoing back to before user message `to` (default: the last) involves."""
+    count = len(history.turns(store, row.thread_id))
+    if count == 0:
+        raise UsageError(f"nothing to undo: thread {row.thread_id} has no message yet")
+    turn = count if to is None else to
+    if not 1 <= turn <= count:
+        raise UsageError(
+            f"no message {turn}: thread {row.thread_id} has messages 1 to {count}"
+            f" (agentcli threads history {row.thread_id})"
+        )
+    if snapshots is None:
+        return UndoPlan(row, turn, [], None)
+    messages = history.values(store, row.thread_id).get("messages", [])
+    recorded = changes_by_turn(snapshots, row, messages)
+    calls = [c for t, c in recorded if t >= turn]
+    kept = [c.commit for t, c in recorded if t < turn]
+    changed = [c for c in calls if c.before != c.after and c.tool != UNDO]
+    restoration = plan(snapshots, Path(row.workspace), calls) if changed else None
+    return UndoPlan(row, turn, calls, restoration, kept[-1] if kept else None)
+
+
+def apply_undo(
+    store: Store,
+    snapshots: WorkspaceSnapshots | None,
+    undo: UndoPlan,
+    files: bool = True,
+    conversation: bool = True,
+    force: bool = False,
+) -> ThreadRow:
+    """Restore the files and/or rewind the conversation; the thread to go on with."""
+    restoration = undo.restoration if files else None
+    if restoration is not None and snapshots is not None:
+        restore(snapshots, undo.row.thread_id, Path(undo.row.workspace), restoration, force)
+    if not conversation:
+        if restoration is not None and restoration.paths:
+            store.update(undo.row.thread_id, note=restored_note(undo, restoration))
+        return undo.row
+    fork = history.fork(store, undo.row, new_thread_id(), undo.turn)
+    if snapshots is not None:
+        snapshots.share(fork.thread_id, Path(undo.row.workspace), undo.kept)
+    return fork
+
+
+def fork_thread(
+    store: Store, snapshots: WorkspaceSnapshots | None, row: ThreadRow, at: int | None
+) -> ThreadRow:
+    """`threads fork`: a new thread from `row` (before user message `at`, if given) that
+    keeps the snapshot records of the calls it holds, so undo works on it too."""
+    if at is None or snapshots is None:
+        fork = history.fork(store, row, new_thread_id(), at)
+        if snapshots is not None:
+            head = snapshots.repo(Path(row.workspace)).ref(thread_ref(row.thread_id))
+            snapshots.share(fork.thread_id, Path(row.workspace), head)
+        return fork
+    return apply_undo(store, snapshots, plan_undo(store, snapshots, row, at), files=False)
+
+
+def restored_note(undo: UndoPlan, restoration: Restoration) -> str:
+    """What the model is told with the next message when only the files were restored."""
+    paths = restoration.paths
+    listed = "\n".join(f"- {p}" for p in paths[:50])
+    more = f"\n- ... and {len(paths) - 50} more" if len(paths) > 50 else ""
+    return (
+        f"The person restored the workspace files changed since before their message"
+        f" {undo.turn} to how they were then; the conversation was kept. Files restored:\n"
+        f"{listed}{more}"
+    )

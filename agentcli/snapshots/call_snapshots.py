@@ -1,0 +1,159 @@
+"""The snapshots taken around each approved call that may change files, and reading them back.
+
+Before such a call runs, the workspace is snapshotted; after it, again, and a commit in the
+store records the call: its tree is the workspace after the call, its message (JSON) names
+the thread, the call, the tool, the tree before and the files not kept. Each thread's calls
+form a chain under `refs/agentcli/threads/<thread id>`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentcli.config import Settings
+from agentcli.snapshots.shadow_git import ShadowRepo, Snapshot, SnapshotError
+
+# tools that never change a file: no snapshot around them
+READ_ONLY_TOOLS = frozenset({"read_file", "list_dir", "search_files", "fetch_url", "calculator"})
+UNDO = "undo"  # the call and tool of a restore's record
+_THREAD = re.compile(r"[A-Za-z0-9_-]{1,100}")
+
+
+@dataclass
+class CallChange:
+    """What one call changed: the workspace's tree before it and after it."""
+
+    call_id: str
+    tool: str
+    before: str
+    after: str
+    skipped: list[str] = field(default_factory=list)
+    commit: str = ""
+
+
+def thread_ref(thread_id: str) -> str:
+    if not _THREAD.fullmatch(thread_id):
+        raise SnapshotError(f"not a thread id usable for snapshots: {thread_id[:40]!r}")
+    return f"refs/agentcli/threads/{thread_id}"
+
+
+@dataclass
+class WorkspaceSnapshots:
+    """The snapshots of the workspaces a process's threads work in."""
+
+    root: Path  # <data folder>/snapshots
+    max_file_bytes: int = 10_000_000
+
+    def repo(self, workspace: Path) -> ShadowRepo:
+        return ShadowRepo(self.root, workspace, self.max_file_bytes)
+
+    @contextmanager
+    def locked(self, repo: ShadowRepo) -> Iterator[ShadowRepo]:
+        """One snapshot or restore at a time per workspace, across threads and processes."""
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(f"{repo.git_dir}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield repo
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    @contextmanager
+    def around(self, thread_id: str, workspace: Path, call_id: str, tool: str) -> Iterator[None]:
+        """Snapshot before the call runs (the body) and record what it changed after.
+
+        The workspace stays locked while the call runs: calls that may change files run
+        one at a time per workspace (others wait), so that each record holds its own call's
+        changes and none of another's half-done (a temporary file, a file half written)."""
+        with self.locked(self.repo(workspace)) as repo:
+            before = repo.snapshot()
+            try:
+                yield
+            finally:
+                self._record(repo, thread_id, call_id, tool, before, repo.snapshot())
+
+    @contextmanager
+    def restoring(self, thread_id: str, workspace: Path) -> Iterator[ShadowRepo]:
+        """The workspace locked for undo to write files back, the restore itself recorded
+        on the thread (as tool UNDO): undo never takes the files it wrote back for changes
+        made outside agentcli, and the state before it stays in the store."""
+        with self.locked(self.repo(workspace)) as repo:
+            before = repo.snapshot()  # the index holds the workspace as it is
+            try:
+                yield repo
+            finally:
+                self._record(repo, thread_id, UNDO, UNDO, before, repo.snapshot())
+
+    def _record(
+        self,
+        repo: ShadowRepo,
+        thread_id: str,
+        call_id: str,
+        tool: str,
+        before: Snapshot,
+        after: Snapshot,
+    ) -> None:
+        ref = thread_ref(thread_id)
+        message = {
+            "thread": thread_id,
+            "call": call_id,
+            "tool": tool,
+            "before": before.tree,
+            "skipped": sorted(set(before.skipped) | set(after.skipped)),
+        }
+        repo.set_ref(ref, repo.commit(after.tree, repo.ref(ref), json.dumps(message)))
+
+    def now(self, workspace: Path) -> Snapshot:
+        with self.locked(self.repo(workspace)) as repo:
+            return repo.snapshot()
+
+    def changes(self, thread_id: str, workspace: Path) -> list[CallChange]:
+        """Every call recorded for the thread, oldest first."""
+        repo = self.repo(workspace)
+        if not (repo.git_dir / "HEAD").is_file():
+            return []
+        ref = thread_ref(thread_id)
+        if repo.ref(ref) is None:
+            return []
+        out = repo.git("log", "--format=%H%x1f%T%x1f%B%x1e", ref).decode("utf-8", "replace")
+        found = []
+        for entry in out.split("\x1e"):
+            parts = entry.strip("\n").split("\x1f")
+            if len(parts) != 3:
+                continue
+            commit, tree, body = parts
+            try:
+                meta = json.loads(body)
+                found.append(
+                    CallChange(
+                        str(meta["call"]),
+                        str(meta["tool"]),
+                        str(meta["before"]),
+                        tree,
+                        [str(p) for p in meta.get("skipped", [])],
+                        commit,
+                    )
+                )
+            except (ValueError, KeyError, TypeError):
+                continue  # not a call record of ours
+        return found[::-1]
+
+    def share(self, target: str, workspace: Path, head: str | None) -> None:
+        """A forked thread starts with the records of the calls it holds: its source's up
+        to `head` (a commit of the source's chain; None: none)."""
+        repo = self.repo(workspace)
+        if head is not None and (repo.git_dir / "HEAD").is_file():
+            repo.set_ref(thread_ref(target), head)
+
+
+def snapshots_of(settings: Settings) -> WorkspaceSnapshots | None:
+    """The snapshots the settings ask for (None: `[undo] snapshots = false`)."""
+    if not settings.undo_snapshots:
+        return None
+    return WorkspaceSnapshots(settings.snapshots_dir, int(settings.undo_max_file_mb * 1_000_000))

@@ -1,0 +1,88 @@
+"""Putting back what a run of calls changed: which files, to what, and which of them were
+changed outside agentcli since (those are not overwritten unless forced)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentcli.errors import AgentcliError
+from agentcli.snapshots.call_snapshots import UNDO, CallChange, WorkspaceSnapshots
+
+
+class ChangedSince(AgentcliError):
+    """Files the calls changed were changed again outside agentcli: not overwritten."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = paths
+        shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+        super().__init__(
+            f"changed outside agentcli since: {shown}; --force overwrites them"
+            " (their current content is kept in the snapshots)"
+        )
+
+
+@dataclass
+class Restoration:
+    """What putting back the files a run of calls changed does: each file as it was before
+    the first call that changed it."""
+
+    sources: dict[str, list[str]]  # tree -> the files written back (or removed) from it
+    outside: list[str] = field(default_factory=list)  # changed outside agentcli since
+    not_kept: list[str] = field(default_factory=list)  # over the size cap: left as they are
+
+    @property
+    def paths(self) -> list[str]:
+        return [p for paths in self.sources.values() for p in paths]
+
+
+def plan(snapshots: WorkspaceSnapshots, workspace: Path, calls: list[CallChange]) -> Restoration:
+    """What restoring before `calls` (in the order they were recorded) involves.
+
+    A file counts as changed outside agentcli when it is not now as the last call that
+    changed it left it. Calls that ran in parallel overlap: each one's snapshots may show
+    the others' changes too, which is why a file's first and last changer are what count."""
+    repo = snapshots.repo(workspace)
+    first: dict[str, CallChange] = {}
+    last: dict[str, CallChange] = {}
+    skipped = {p for call in calls for p in call.skipped}  # over the cap: never restored
+    for call in calls:
+        for path in repo.changed(call.before, call.after):
+            if call.tool != UNDO:  # an earlier undo's restore: not a change to take back
+                first.setdefault(path, call)
+            last[path] = call
+    now = snapshots.now(workspace)
+    paths = [p for p in first if p not in skipped and p not in now.skipped]
+    if not paths:
+        return Restoration({}, not_kept=sorted(skipped))
+    outside = []
+    for after, group in _grouped(paths, last, "after").items():
+        differs = set(repo.changed(after, now.tree, group))
+        outside += [p for p in group if p in differs]
+    return Restoration(
+        _grouped(paths, first, "before"),
+        [p for p in paths if p in set(outside)],
+        sorted(skipped),
+    )
+
+
+def _grouped(paths: list[str], by: dict[str, CallChange], tree: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for path in paths:
+        out.setdefault(getattr(by[path], tree), []).append(path)
+    return out
+
+
+def restore(
+    snapshots: WorkspaceSnapshots,
+    thread_id: str,
+    workspace: Path,
+    restoration: Restoration,
+    force: bool,
+) -> None:
+    """Write the files back (refused when some changed outside agentcli, unless forced)."""
+    if restoration.outside and not force:
+        raise ChangedSince(restoration.outside)
+    with snapshots.restoring(thread_id, workspace) as repo:
+        for tree, paths in restoration.sources.items():
+            repo.restore(tree, paths)
