@@ -48,6 +48,12 @@ ROWS = {
         "read-only",
         "workspace-write, bubblewrap",
     ],
+    "snapshots.py": [
+        "first snapshot (every file hashed)",
+        "snapshot, one file changed",
+        "snapshot, nothing changed",
+        "a call's bracket (before, after, record)",
+    ],
     "parallel.py": [
         "policy-approved: send() to the answer",
         "person-approved: decide() to the answer",
@@ -63,6 +69,7 @@ GOALS = {
     "bigoutput.py": 0,
     "toolstart.py": 1,
     "sandbox.py": 3,
+    "snapshots.py": 2,
 }
 
 

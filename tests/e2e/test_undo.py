@@ -245,3 +245,30 @@ def test_files_over_the_size_limit_and_ignored_files_are_named(agent: Agent) -> 
         == "build/out.txt is ignored (.gitignore), so it is not in the snapshots"
     )
     assert requests["kept.txt"] is None
+
+
+def test_chat_review_says_what_cannot_be_undone_and_slash_undo_restores(agent: Agent) -> None:
+    import pexpect
+
+    (agent.workspace / "notes.txt").write_text("mine\n")
+    agent.server.push(
+        tool_calls(("shell", {"command": "printf theirs > notes.txt && printf x > more.txt"})),
+        text("Changed them."),
+    )
+    child = agent.spawn("chat", "--sandbox", "off")
+    child.expect("you>")
+    child.sendline("change my notes")
+    child.expect("cannot be undone: the sandbox is off, so files it changes outside the workspace")
+    child.expect(r"\[a\]pprove")
+    child.sendline("a")
+    child.expect("Changed them.")
+    assert (agent.workspace / "notes.txt").read_text() == "theirs"
+    child.expect("you>")
+    child.sendline("/undo")
+    child.expect(r"restored 2 files: more.txt, notes.txt")
+    child.expect(r"undone: now on [\w-]+, forked from")
+    assert (agent.workspace / "notes.txt").read_text() == "mine\n"
+    assert not (agent.workspace / "more.txt").exists()
+    child.expect("you>")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
