@@ -39,6 +39,13 @@ def _isolated_home(
         monkeypatch.delenv(name, raising=False)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two workers per core. Most end-to-end tests wait on the processes they
+    start (a chat, a server, a command under the sandbox), so one worker per core leaves
+    the cores about half idle; two per core cut the suite's time by about a third."""
+    return 2 * (os.cpu_count() or 1)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "backends: run on SQLite and on PostgreSQL")
     config.addinivalue_line(
