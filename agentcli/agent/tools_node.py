@@ -32,7 +32,7 @@ from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import OFF, UNCONFINED, ran_under, would_confine
 from agentcli.agent.undo_snapshots import snapshotted
 from agentcli.threads.call_journal import RunProcess
-from agentcli.threads.langgraph_internals import CONFIG_KEY_RUNTIME
+from agentcli.threads.langgraph_internals import CONFIG_KEY_RUNTIME, step_checkpoint
 
 
 def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph node
@@ -68,7 +68,8 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
                 task = {**task, "tool_call": again}
             journal.call_started(thread_id, key)
         config = _with_context(config, runtime, journal, thread_id, key, unconfined)
-        with snapshotted(ctx, thread_id, call) as unsaved:
+        checkpoint = step_checkpoint(config)
+        with snapshotted(ctx, thread_id, call, checkpoint) as unsaved:
             result = _redacted(tool_node.invoke(task, config), ctx.redactor)
         if unsaved:
             _note(result, "; ".join(unsaved))

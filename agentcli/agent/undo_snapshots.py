@@ -16,7 +16,9 @@ from agentcli.snapshots.undo_limits import undo_limit
 
 
 @contextmanager
-def snapshotted(ctx: Any, thread_id: str, call: ToolCall) -> Iterator[list[str]]:
+def snapshotted(
+    ctx: Any, thread_id: str, call: ToolCall, checkpoint: str | None = None
+) -> Iterator[list[str]]:
     """Run the body (the call) between two snapshots of the workspace, when the call may
     change files. Yields a list that holds why, if the snapshots could not be taken: the
     call runs all the same (it was approved), and its result says it cannot be undone."""
@@ -25,7 +27,9 @@ def snapshotted(ctx: Any, thread_id: str, call: ToolCall) -> Iterator[list[str]]
     if snapshots is None or call["name"] in READ_ONLY_TOOLS:
         yield problems
         return
-    around = snapshots.around(thread_id, Path(ctx.workspace), str(call["id"]), call["name"])
+    around = snapshots.around(
+        thread_id, Path(ctx.workspace), str(call["id"]), call["name"], checkpoint
+    )
     try:
         around.__enter__()
     except SnapshotError as exc:

@@ -35,6 +35,7 @@ class CallChange:
     after: str
     skipped: list[str] = field(default_factory=list)
     commit: str = ""
+    checkpoint: str | None = None  # the thread's checkpoint the call's step started from
 
 
 def thread_ref(thread_id: str) -> str:
@@ -65,7 +66,14 @@ class WorkspaceSnapshots:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     @contextmanager
-    def around(self, thread_id: str, workspace: Path, call_id: str, tool: str) -> Iterator[None]:
+    def around(
+        self,
+        thread_id: str,
+        workspace: Path,
+        call_id: str,
+        tool: str,
+        checkpoint: str | None = None,
+    ) -> Iterator[None]:
         """Snapshot before the call runs (the body) and record what it changed after.
 
         The workspace stays locked while the call runs: calls that may change files run
@@ -76,7 +84,8 @@ class WorkspaceSnapshots:
             try:
                 yield
             finally:
-                self._record(repo, thread_id, call_id, tool, before, repo.snapshot())
+                after = repo.snapshot()
+                self._record(repo, thread_id, call_id, tool, before, after, checkpoint)
 
     @contextmanager
     def restoring(self, thread_id: str, workspace: Path) -> Iterator[ShadowRepo]:
@@ -98,12 +107,14 @@ class WorkspaceSnapshots:
         tool: str,
         before: Snapshot,
         after: Snapshot,
+        checkpoint: str | None = None,
     ) -> None:
         ref = thread_ref(thread_id)
         message = {
             "thread": thread_id,
             "call": call_id,
             "tool": tool,
+            "checkpoint": checkpoint,  # the thread's checkpoint the call's step started from
             "before": before.tree,
             "skipped": sorted(set(before.skipped) | set(after.skipped)),
         }
@@ -138,6 +149,7 @@ class WorkspaceSnapshots:
                         tree,
                         [str(p) for p in meta.get("skipped", [])],
                         commit,
+                        str(meta["checkpoint"]) if meta.get("checkpoint") else None,
                     )
                 )
             except (ValueError, KeyError, TypeError):

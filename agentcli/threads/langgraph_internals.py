@@ -17,6 +17,7 @@ dicts and checkpoints are decoded every time. It hooks into JsonPlusSerializer's
 extension hook: tests/unit/threads/test_serdecache.py fails if a LangGraph upgrade bypasses it.
 
 CONFIG_KEY_RUNTIME: where a running node finds its Runtime (agent/tools_node.py).
+step_checkpoint: the checkpoint a running task's step started from (undo's records).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 import ormsgpack
 from langchain_core.messages import BaseMessage
-from langgraph._internal._constants import CONFIG_KEY_RUNTIME
+from langgraph._internal._constants import CONFIG_KEY_CHECKPOINT_MAP, CONFIG_KEY_RUNTIME
 from langgraph.checkpoint.serde.jsonplus import EXT_DELTA_SNAPSHOT, JsonPlusSerializer
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
@@ -59,6 +60,13 @@ class Recall:
         return super().get_delta_channel_history(  # type: ignore[misc]
             config=config, channels=channels
         )
+
+
+def step_checkpoint(config: Mapping[str, Any]) -> str | None:
+    """The id of the checkpoint the running task's step started from: LangGraph gives a
+    task the checkpoint of each enclosing namespace (the root's under "")."""
+    found = config.get("configurable", {}).get(CONFIG_KEY_CHECKPOINT_MAP, {}).get("")
+    return str(found) if found else None
 
 
 def _key(config: Mapping[str, Any]) -> tuple[str, str, str] | None:

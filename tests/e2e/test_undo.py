@@ -185,6 +185,17 @@ def pexpect_eof() -> object:
 def test_diff_shows_what_the_shell_command_changed(agent: Agent) -> None:
     seed(agent.workspace, git=False)
     thread = change_everything(agent)
+    # each record names the thread's checkpoint its call's step started from
+    from agentcli.config import Settings
+    from agentcli.snapshots.call_snapshots import WorkspaceSnapshots
+
+    snapshots = WorkspaceSnapshots(Settings(db=agent.db).snapshots_dir)
+    records = snapshots.changes(thread, agent.workspace)
+    saver = agent.store().saver
+    for record in records:
+        config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+        config["configurable"]["checkpoint_id"] = record.checkpoint
+        assert record.checkpoint and saver.get_tuple(config) is not None
     result = agent.run("diff", thread)
     assert result.returncode == 0, result.stderr
     out = result.stdout
