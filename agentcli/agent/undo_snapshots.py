@@ -54,4 +54,5 @@ def review_note(ctx: Any, call: ToolCall) -> str | None:
         call["name"],
         args,
         would_confine(ctx, call["name"]),
+        tuple(getattr(getattr(ctx, "sandbox", None), "writable", ()) or ()),
     )

@@ -20,20 +20,28 @@ def undo_limit(
     tool: str,
     args: Mapping[str, Any],
     confined: bool,
+    writable: tuple[str, ...] = (),
 ) -> str | None:
     """Why the changes of this call could not all be undone (the review shows it after
-    "cannot be undone: "), or None when they could."""
+    "cannot be undone: "), or None when they could. `confined`: a shell call runs in the
+    sandbox, which lets it write in the workspace and `writable` only."""
     if tool in READ_ONLY_TOOLS:
         return None
     if snapshots is None:
         return "no snapshots are kept ([undo] snapshots = false)"
     if tool == SHELL:
         if confined:
+            if writable:
+                return (
+                    f"files it changes in [sandbox] writable ({', '.join(writable)}) stay changed"
+                )
             return None
         return "the sandbox is off, so files it changes outside the workspace stay changed"
     if tool not in FILE_TOOLS:
         return f"{tool} is not a built-in tool: what it changes outside the workspace stays changed"
     rel = str(args.get("path", ""))
+    if Path(rel).name == ".gitignore":  # what it ignores from now on is no longer kept
+        return f"later changes to files {rel} newly ignores (it decides what the snapshots keep)"
     return _file_limit(snapshots, workspace, rel, args)
 
 
