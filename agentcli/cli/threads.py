@@ -191,6 +191,12 @@ def delete(
         if not typer.confirm(line(f"Delete thread {row.thread_id} ({row.title})?")):
             raise typer.Exit(ExitCode.ERROR)
     store.delete(row.thread_id)
+    from pathlib import Path
+
+    from agentcli.snapshots.call_snapshots import snapshots_of
+
+    if (snapshots := snapshots_of(common.settings())) is not None:
+        snapshots.forget(row.thread_id, Path(row.workspace))
     print(line(f"deleted thread {row.thread_id}"))
 
 

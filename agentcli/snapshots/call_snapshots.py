@@ -156,6 +156,12 @@ class WorkspaceSnapshots:
                 continue  # not a call record of ours
         return found[::-1]
 
+    def forget(self, thread_id: str, workspace: Path) -> None:
+        """Drop a deleted thread's records (git prunes their objects when it collects)."""
+        repo = self.repo(workspace)
+        if (repo.git_dir / "HEAD").is_file() and repo.ref(thread_ref(thread_id)):
+            repo.git("update-ref", "-d", thread_ref(thread_id))
+
     def share(self, target: str, workspace: Path, head: str | None) -> None:
         """A forked thread starts with the records of the calls it holds: its source's up
         to `head` (a commit of the source's chain; None: none)."""

@@ -126,6 +126,14 @@ def test_conversation_only_leaves_the_files(agent: Agent) -> None:
     assert result.returncode == 0, result.stderr
     assert tree_of(agent.workspace / "src") == after
     assert result.stdout.strip() != thread
+    # deleting the thread drops its snapshot records
+    from agentcli.config import Settings
+    from agentcli.snapshots.call_snapshots import WorkspaceSnapshots
+
+    snapshots = WorkspaceSnapshots(Settings(db=agent.db).snapshots_dir)
+    assert len(snapshots.changes(thread, agent.workspace)) == 3
+    assert agent.run("threads", "delete", thread, "--yes").returncode == 0
+    assert snapshots.changes(thread, agent.workspace) == []
 
 
 def test_a_file_changed_since_is_not_overwritten_without_force(agent: Agent) -> None:
