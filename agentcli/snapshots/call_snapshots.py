@@ -50,9 +50,10 @@ class WorkspaceSnapshots:
 
     root: Path  # <data folder>/snapshots
     max_file_bytes: int = 10_000_000
+    private: tuple[Path, ...] = ()  # agentcli's files, never snapshotted (the database)
 
     def repo(self, workspace: Path) -> ShadowRepo:
-        return ShadowRepo(self.root, workspace, self.max_file_bytes)
+        return ShadowRepo(self.root, workspace, self.max_file_bytes, self.private)
 
     @contextmanager
     def locked(self, repo: ShadowRepo) -> Iterator[ShadowRepo]:
@@ -174,4 +175,10 @@ def snapshots_of(settings: Settings) -> WorkspaceSnapshots | None:
     """The snapshots the settings ask for (None: `[undo] snapshots = false`)."""
     if not settings.undo_snapshots:
         return None
-    return WorkspaceSnapshots(settings.snapshots_dir, int(settings.undo_max_file_mb * 1_000_000))
+    database = () if settings.db_url else (settings.db_path,)
+    private = tuple(
+        Path(f"{db}{end}") for db in database for end in ("", "-wal", "-shm", "-journal")
+    )
+    return WorkspaceSnapshots(
+        settings.snapshots_dir, int(settings.undo_max_file_mb * 1_000_000), private
+    )

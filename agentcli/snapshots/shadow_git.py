@@ -14,6 +14,7 @@ import hashlib
 import os
 import stat
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,8 +52,13 @@ class Snapshot:
 class ShadowRepo:
     """The store for one workspace."""
 
-    def __init__(self, root: Path, workspace: Path, max_file_bytes: int) -> None:
+    def __init__(
+        self, root: Path, workspace: Path, max_file_bytes: int, private: Sequence[Path] = ()
+    ) -> None:
         self.workspace = workspace.resolve()
+        # agentcli's own files (the store, the thread database) when they lie in the
+        # workspace (a workspace that is the home folder): never snapshotted, never restored
+        self._private = [_pattern(p, self.workspace) for p in (root, *private)]
         key = hashlib.sha256(str(self.workspace).encode()).hexdigest()[:16]
         self.git_dir = root / f"{key}.git"
         self.max_file_bytes = max_file_bytes
@@ -109,16 +115,27 @@ class ShadowRepo:
         return done.returncode == 0
 
     def ensure(self) -> None:
-        if (self.git_dir / "HEAD").is_file():
-            return
-        self.git_dir.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        subprocess.run(
-            ["git", "init", "-q", "--bare", str(self.git_dir)],
-            env={k: v for k, v in self._env.items() if not k.startswith(("GIT_DIR", "GIT_W"))},
-            capture_output=True,
-            check=True,
-        )
-        (self.git_dir / "agentcli-workspace").write_text(str(self.workspace) + "\n")
+        if not (self.git_dir / "HEAD").is_file():
+            self.git_dir.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            try:
+                subprocess.run(
+                    ["git", "init", "-q", "--bare", str(self.git_dir)],
+                    env={
+                        k: v for k, v in self._env.items() if not k.startswith(("GIT_D", "GIT_W"))
+                    },
+                    capture_output=True,
+                    check=True,
+                )
+            except (OSError, subprocess.CalledProcessError) as exc:
+                raise SnapshotError(
+                    f"cannot make the snapshot store {self.git_dir}: {exc}"
+                ) from exc
+            (self.git_dir / "agentcli-workspace").write_text(str(self.workspace) + "\n")
+        exclude = self.git_dir / "info" / "exclude"
+        wanted = "".join(f"{p}\n" for p in self._private if p)
+        if not exclude.is_file() or exclude.read_text() != wanted:
+            exclude.parent.mkdir(exist_ok=True)
+            exclude.write_text(wanted)
 
     def snapshot(self) -> Snapshot:
         """The workspace as it is now (ignored files left out, files over the cap too)."""
@@ -226,3 +243,16 @@ class ShadowRepo:
 
 def _nul(paths: list[str]) -> bytes:
     return "\0".join(paths).encode("utf-8", "surrogateescape") + b"\0"
+
+
+def _pattern(path: Path, workspace: Path) -> str:
+    """An ignore pattern that matches exactly `path` (and what is under it) when it lies in
+    the workspace, else nothing: anchored, each special character escaped."""
+    try:
+        rel = path.resolve().relative_to(workspace)
+    except ValueError:
+        return ""
+    if not rel.parts:
+        return ""
+    escaped = "".join("\\" + c if c in "\\*?[]!# " else c for c in rel.as_posix())
+    return "/" + escaped

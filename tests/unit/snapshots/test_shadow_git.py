@@ -224,3 +224,29 @@ def test_a_link_put_in_a_folders_place_since_is_replaced_not_followed(
     assert list(outside.iterdir()) == []
     assert (workspace / "dir" / "a.txt").read_text() == "a\n"
     assert not (workspace / "dir").is_symlink()
+
+
+def test_agentclis_own_files_inside_the_workspace_are_never_snapshotted(tmp_path: Path) -> None:
+    """A workspace that is the home folder holds the data folder: the store must not
+    snapshot itself (each snapshot would hold the last), nor the thread database (undo
+    would put an old database back under a running agentcli)."""
+    home = tmp_path / "home"
+    data = home / ".local" / "share" / "agent[cli]"  # a glob character in the name, too
+    data.mkdir(parents=True)
+    db = data / "threads.db"
+    db.write_bytes(b"sqlite")
+    snapshots = WorkspaceSnapshots(data / "snapshots", private=(db, Path(f"{db}-wal")))
+    (home / "notes.txt").write_text("n")
+
+    def change() -> None:
+        (home / "notes.txt").write_text("changed")
+        db.write_bytes(b"sqlite, later")
+        Path(f"{db}-wal").write_bytes(b"wal")
+
+    run_call(snapshots, home, "call_1", change)
+    run_call(snapshots, home, "call_2", lambda: (home / "notes.txt").write_text("again"))
+    repo = snapshots.repo(home)
+    for record in snapshots.changes("t1", home):
+        assert repo.changed(record.before, record.after) == ["notes.txt"]
+    listed = repo.git("ls-tree", "-r", "--name-only", snapshots.changes("t1", home)[-1].after)
+    assert listed.decode().split() == ["notes.txt"]
