@@ -169,3 +169,35 @@ def test_the_inbox_is_refused_with_server(agent: Agent) -> None:
     assert "the inbox (agentcli review with no thread id) is not available with --server" in (
         result.stderr
     )
+
+
+def test_a_call_the_policy_allowed_beside_an_expired_one_runs_with_the_thread(
+    agent: Agent,
+) -> None:
+    (agent.workspace / "notes.txt").write_text("the milk\n")
+    config = agent.workspace / "config.toml"
+    config.write_text('[approval]\nallow = ["read_file"]\nexpire_after = "1s"\n')
+    agent.server.push(
+        tool_calls(("read_file", {"path": "notes.txt"}), ("shell", {"command": "echo hi"}))
+    )
+    parked = agent.run("run", "go", "--config", str(config), "-o", "json")
+    assert parked.returncode == 3, parked.stderr
+    thread = json.loads(parked.stdout)["thread_id"]
+    time.sleep(1.2)
+    listed = agent.run("review", "--config", str(config), "--json")
+    assert json.loads(listed.stdout) == [] and "call_2 (shell)" in listed.stderr
+    assert len(agent.server.requests) == 1
+
+    agent.server.push(text("Read it."))
+    resumed = agent.run("run", "--thread", thread, "--config", str(config))
+    assert resumed.returncode == 0, resumed.stderr
+    tools = {
+        m["tool_call_id"]: m["content"]
+        for m in agent.server.requests[1]["messages"]
+        if m["role"] == "tool"
+    }
+    assert "the milk" in tools["call_1"] and "expired after 1s" in tools["call_2"]
+    assert [(r["call_id"], r["decision"]) for r in audit(agent, thread)] == [
+        ("call_1", "allowed"),
+        ("call_2", "expired"),
+    ]
