@@ -20,13 +20,13 @@ from agentcli.cli.common_options import (
     warn,
     warn_expired,
 )
+from agentcli.cli.inbox_view import already_decided, show_inbox
 from agentcli.cli.run import OutputOpt
 from agentcli.decisions import Decide, Decision
 from agentcli.errors import UsageError
 
 if TYPE_CHECKING:
     from agentcli.events import ReviewRequest
-    from agentcli.session.inbox import WaitingCall
     from agentcli.session.local import Session
     from agentcli.session.thread_session import ThreadSession
 
@@ -113,7 +113,10 @@ def review(
     if gone and session.server_url:  # its audit is on the server
         raise UsageError(f"no pending call '{gone[0]}' (pending: {', '.join(ids)})")
     if gone:
-        if not _already_decided(session.local("review"), asked, gone, output, ids, named):
+        local = session.local("review")
+        if not already_decided(local, asked.named, gone, output, ids, named) and not (
+            asked.everything
+        ):
             return
         asked = asked.without(gone)
     if pending is None:  # 'all' of nothing
@@ -176,7 +179,7 @@ def _inbox(session: Session, asked: Asked, as_json: bool, output: OutputFormat) 
     for item in expired:
         warn_expired(item.thread_id, item.review, session.settings.expire_after)
     if not asked.ids and not asked.everything:
-        _list(calls, as_json)
+        show_inbox(calls, as_json)
         return None
     if asked.everything:
         raise UsageError("'all' needs a thread: agentcli review --thread ID --approve all")
@@ -196,83 +199,9 @@ def _inbox(session: Session, asked: Asked, as_json: bool, output: OutputFormat) 
             " decide one thread at a time"
         )
     if not threads:  # none is pending: decided already, or never asked
-        _already_decided(session, asked, asked.ids, output, [], None)
+        already_decided(session, asked.named, asked.ids, output, [], None)
         return None
     return next(iter(threads))
-
-
-def _list(calls: list[WaitingCall], as_json: bool) -> None:
-    from agentcli.config.durations import say_duration
-    from agentcli.terminal_text import dumps, line
-
-    if as_json:
-        print(dumps([call.as_dict() for call in calls], indent=2))
-        return
-    if not calls:
-        print("no calls awaiting review")
-    for call in calls:
-        waited = say_duration(call.waited_s) if call.waited_s is not None else "?"
-        marks = "".join(
-            f"  ({note})"
-            for note, on in (
-                (f"rerun: {call.rerun}", call.rerun),
-                ("expired", call.expired),
-                ("open in another process", call.busy),
-            )
-            if on
-        )
-        print(line(f"{call.thread_id}  {call.title}  {call.workspace}"))
-        print(line(f"  {call.call_id}  {call.tool}  {call.subject}  waiting {waited}{marks}"))
-
-
-RAN = {"approved", "allowed", "edited", "approved again"}
-DONE = {"marked done"}
-
-
-def _already_decided(
-    session: Session,
-    asked: Asked,
-    gone: Sequence[str],
-    output: OutputFormat,
-    pending: list[str],
-    thread_id: str | None,
-) -> bool:
-    """For calls named that are not pending: each already decided as asked is said in one
-    line (nothing changes); any other is a usage error. True when calls named remain."""
-    from agentcli.session.inbox import decided
-
-    kinds = dict((call_id, kind) for call_id, kind in asked.named)
-    notes: list[dict[str, Any]] = []
-    for call_id in gone:
-        records = decided(session, call_id, thread_id)
-        where = f" in thread {thread_id}" if thread_id else " in any thread"
-        if not records:
-            waiting = f" (pending: {', '.join(pending)})" if pending else ""
-            raise UsageError(f"no pending call '{call_id}'{where}{waiting}; nothing changed")
-        if len(records) > 1:
-            names = ", ".join(r["thread_id"] for r in records)
-            raise UsageError(
-                f"call {call_id} was decided in several threads ({names}): name one with"
-                " --thread ID; nothing changed"
-            )
-        record = records[0]
-        was = f"{record.get('decision')} by {record.get('who')} ({record.get('by')})"
-        said = f"call {call_id} of thread {record['thread_id']} was already decided: {was}"
-        if _kind_of(str(record.get("decision"))) != kinds[call_id]:
-            raise UsageError(f"{said}; nothing changed")
-        notes.append({"call_id": call_id, "thread_id": record["thread_id"], "decision": was})
-        warn(f"{said}; nothing changed")
-    if output is OutputFormat.json and len(notes) == len(asked.ids):
-        from agentcli.terminal_text import dumps
-
-        print(dumps({"status": "already_decided", "calls": notes}, indent=2))
-    return len(notes) < len(asked.ids) or asked.everything
-
-
-def _kind_of(decision: str) -> str:
-    """The option that asks for what an audit decision did: approve (and edit: it ran),
-    done, or reject (it did not run)."""
-    return "approve" if decision in RAN else "done" if decision in DONE else "reject"
 
 
 def _decisions(

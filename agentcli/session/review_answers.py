@@ -62,18 +62,20 @@ class ReviewAnswers(RunLoop):
         answer: Any = {"decisions": decisions}
         if problem := self._refusal(answer, snapshot.interrupts[0].value):
             raise UsageError(problem)  # a bug: a rejection is always a valid answer
-        context = self.context()
+        context = self.context(ask_window=False)
         self.store.update(self.thread_id, status=ThreadStatus.RUNNING)
-        for _ in self.graph.stream(
-            Command(resume=answer),
-            self.config,
-            context=context,
-            interrupt_before=STOP_BEFORE,
-            durability="sync",
-        ):
-            pass
-        self._end = None
-        self._record(self.state(), [])
+        try:
+            for _ in self.graph.stream(
+                Command(resume=answer),
+                self.config,
+                context=context,
+                interrupt_before=STOP_BEFORE,
+                durability="sync",
+            ):
+                pass
+        finally:  # the index true to the saved state, however it ended
+            self._end = None
+            self._record(self.state(), [])
         return review
 
     def _refusal(self, answer: Any, request: dict[str, Any]) -> str | None:
