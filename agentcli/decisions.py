@@ -15,6 +15,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 DecisionType = Literal["approve", "edit", "reject", "done"]
 DECISIONS: list[str] = ["approve", "edit", "reject"]
 RERUN_DECISIONS: list[str] = [*DECISIONS, "done"]  # for a call a crash cut off
+EXPIRED_BY = "approval.expire_after"  # the setting that denies a review left too long
 
 
 class EditedAction(TypedDict):
@@ -63,6 +64,12 @@ class Decide:
     @staticmethod
     def edit(name: str, args: dict[str, Any], *, by: str | None = None) -> Decision:
         return _signed({"type": "edit", "edited_action": {"name": name, "args": args}}, None, by)
+
+    @staticmethod
+    def expired(message: str) -> Decision:
+        """A call whose review waited longer than `[approval] expire_after`: denied by
+        agentcli (audited as "expired"), the model reading `message`."""
+        return Decide.reject(message, who="agentcli", by=EXPIRED_BY)
 
     @staticmethod
     def done(*, by: str | None = None) -> Decision:

@@ -17,6 +17,7 @@ from agentcli.cli import (
     chat,
     doctor,
     gc_tuning,
+    review_command,
     run,
     setup,
     threads,
@@ -44,7 +45,7 @@ app = typer.Typer(
 app.command()(chat.chat)
 app.command()(chat.resume)
 app.command()(run.run)
-app.command()(run.review)
+app.command()(review_command.review)
 app.command()(undo_command.undo)
 app.command()(undo_command.diff)
 app.add_typer(threads.app, name="threads")

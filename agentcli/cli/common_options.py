@@ -18,6 +18,7 @@ from agentcli.config import Settings, load_settings
 from agentcli.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
+    from agentcli.events import ReviewRequest
     from agentcli.policy.approval_policy import Policy
     from agentcli.session.remote import RemoteSession
     from agentcli.session.thread_session import ThreadSession
@@ -203,6 +204,16 @@ def attach(session: ThreadSession, thread: str | None, last: bool) -> None:
         session.open(thread)
     elif last:
         session.open_latest()
+    warn_expired(session.thread_id, session.expired, session.settings.expire_after)
+
+
+def warn_expired(thread_id: str, review: ReviewRequest | None, after: str | None) -> None:
+    """Say which calls of a thread `open` denied because their review expired."""
+    for request in review.action_requests if review else []:
+        warn(
+            f"call {request['id']} ({request['name']}) of thread {thread_id} waited longer"
+            f" than {after} for review: denied ([approval] expire_after); the model is told"
+        )
 
 
 def open_session(

@@ -106,10 +106,12 @@ def _threads(chat: Chat, arg: str) -> bool:
 def _switch(chat: Chat, arg: str) -> bool:
     if not arg:
         raise UsageError("/switch needs a thread id")
+    from agentcli.cli.common_options import warn_expired
     from agentcli.cli.recap import show_recap, warn_if_gone
 
     s = chat.session
     s.open(arg)
+    warn_expired(s.thread_id, s.expired, s.settings.expire_after)
     chat.banner()
     if s.workspace is not None and not s.explicit_workspace:  # files here, as recorded
         warn_if_gone(s.workspace, s.thread_id)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from agentcli.config.durations import parse_duration
 from agentcli.config.fields import CHOICES, FIELDS, FRACTION, SERVER_KEYS, SERVER_NAME, STRING_LISTS
 
 BAD = object()  # a value that failed its check (the problem is recorded)
@@ -75,6 +76,12 @@ def coerce(key: str, value: Any, origin: str, problems: list[str], from_env: boo
     if key == "model.tool_choice" and not re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", value):
         problems.append(f"{where}: expected {expected}")
         return BAD
+    if key == "approval.expire_after":
+        try:
+            parse_duration(value)
+        except ValueError:
+            problems.append(f"{where}: expected {expected}")
+            return BAD
     if key in CHOICES and value not in CHOICES[key]:
         problems.append(f"{where}: expected {expected}")
         return BAD

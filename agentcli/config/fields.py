@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agentcli.config.durations import DURATION
+
 
 @dataclass(frozen=True)
 class Field:
@@ -63,6 +65,8 @@ FIELDS: dict[str, Field] = {
             "allow": Field("allow", list, expect='a list of tool names, e.g. ["read_file"]'),
             "deny": Field("deny", list, expect='a list of tool names, e.g. ["shell"]'),
             "rules": Field("rules", list, expect="[[approval.rules]] tables"),
+            "expire_after": Field("expire_after", str, expect=DURATION),
+            "on_expire": Field("on_expire", str, expect='"deny" or "keep"'),
         },
         "tools": {
             "shell_timeout": Field("shell_timeout", float, expect="a number of seconds, e.g. 120"),
@@ -123,6 +127,10 @@ STRING_LISTS = {
 }
 SANDBOX_MODES = ("read-only", "workspace-write", "off")  # tools.sandbox.MODES
 # String keys with a fixed set of values.
-CHOICES = {"model.tool_calls": ("native", "text", "auto"), "sandbox.mode": SANDBOX_MODES}
+CHOICES = {
+    "model.tool_calls": ("native", "text", "auto"),
+    "sandbox.mode": SANDBOX_MODES,
+    "approval.on_expire": ("deny", "keep"),
+}
 SERVER_KEYS = {"command": str, "args": list, "env": dict, "url": str, "headers": dict}
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")

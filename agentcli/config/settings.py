@@ -64,6 +64,8 @@ class Settings:
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
     rules: list[dict[str, str]] = field(default_factory=list)
+    expire_after: str | None = None  # a review older than this is... (config/durations.py)
+    on_expire: str = "deny"  # ... denied, or kept ("keep"); only with expire_after
     shell_timeout: float = 120.0
     max_output_chars: int = 30_000
     allow_private_urls: bool = False

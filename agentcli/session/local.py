@@ -47,6 +47,11 @@ class Session(ReviewAnswers):
             self.workspace = Path(self.row.workspace)
         elif str(self.workspace) != self.row.workspace:
             self.store.update(self.thread_id, workspace=str(self.workspace))
+        self.expired = None
+        if self.row.status == ThreadStatus.AWAITING_APPROVAL and self.workspace.is_dir():
+            self.expired = self.deny_expired()  # [approval] expire_after
+            if self.expired:
+                self.row = self.store.resolve(self.thread_id)
         return self.row
 
     def new_thread(self) -> None:

@@ -123,7 +123,9 @@ class LocalGraph(ThreadSession):
         limit = self.settings.max_steps * 3 + 10  # three graph steps per model turn
         return {"configurable": {"thread_id": self.thread_id}, "recursion_limit": limit}
 
-    def context(self) -> RunContext:
+    def context(self, *, ask_window: bool = True) -> RunContext:
+        """What the nodes read; `ask_window=False`: a run that asks no model (an expiry)
+        does not ask the server for the context window either."""
         if not self.workspace.is_dir():
             raise UsageError(f"workspace {self.workspace} is not a directory")
         s = self.settings
@@ -144,7 +146,7 @@ class LocalGraph(ThreadSession):
             approval_key=self.approval_key,
             sandbox=self.sandbox,
             snapshots=snapshots_of(s),
-            context_window=self.context_window(),
+            context_window=self.context_window() if ask_window else s.context_window or None,
             compact=s.compact,
             compact_threshold=s.compact_threshold,
             compact_keep=s.compact_keep,

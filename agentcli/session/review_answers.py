@@ -18,6 +18,7 @@ from agentcli.agent.review.preconditions import precondition
 from agentcli.decisions import Decision
 from agentcli.errors import UsageError
 from agentcli.events import Event, ReviewRequest
+from agentcli.session.review_expiry import STOP_BEFORE, expiry_decisions, parked_since, waited
 from agentcli.session.run_loop import RunLoop
 from agentcli.session.stream_events import policy_decisions, review_in
 from agentcli.threads.thread_rows import ThreadStatus
@@ -43,6 +44,39 @@ class ReviewAnswers(RunLoop):
             command = Command(resume={shown.id: answer})
         self.store.update(self.thread_id, status=ThreadStatus.RUNNING)
         return self._drive(command)
+
+    def deny_expired(self) -> ReviewRequest | None:
+        """Deny the open thread's review if it waited past `[approval] expire_after`
+        (review_expiry.py): the calls denied, or None. Runs the approve node only: the
+        tools and the model wait for the thread's next run."""
+        if self.row is None or not self.settings.expire_after:
+            return None
+        snapshot = self._end = self.state()
+        if len(snapshot.interrupts) != 1:  # none, or tool tasks asking again after a crash
+            return None
+        review = review_in(self.thread_id, [snapshot.interrupts[0].value])
+        seconds = waited(parked_since(snapshot))
+        decisions = expiry_decisions(self.settings, review, seconds) if review else None
+        if review is None or decisions is None:
+            return None
+        answer: Any = {"decisions": decisions}
+        if problem := self._refusal(answer, snapshot.interrupts[0].value):
+            raise UsageError(problem)  # a bug: a rejection is always a valid answer
+        context = self.context(ask_window=False)
+        self.store.update(self.thread_id, status=ThreadStatus.RUNNING)
+        try:
+            for _ in self.graph.stream(
+                Command(resume=answer),
+                self.config,
+                context=context,
+                interrupt_before=STOP_BEFORE,
+                durability="sync",
+            ):
+                pass
+        finally:  # the index true to the saved state, however it ended
+            self._end = None
+            self._record(self.state(), [])
+        return review
 
     def _refusal(self, answer: Any, request: dict[str, Any]) -> str | None:
         """Why the graph would refuse this answer to `request`, checked before sending."""

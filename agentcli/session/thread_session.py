@@ -31,6 +31,7 @@ class ThreadSession(ABC):
     warnings: list[str]  # from loading the tools, for the caller to show
     soft_ctrl_c: bool  # chat: Ctrl-C stops the run and returns to the prompt
     server_url: str | None = None  # where the thread lives, if not here
+    expired: ReviewRequest | None = None  # calls `open` denied: their review expired
 
     @property
     def server_flag(self) -> str:

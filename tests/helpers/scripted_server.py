@@ -340,6 +340,11 @@ class ScriptedServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    def restart_call_ids(self) -> None:
+        """Number the next tool calls from call_1 again, as a server that restarted does."""
+        with self._lock:
+            self._call_ids = itertools.count(1)
+
     def push(self, *replies: Reply) -> None:
         with self._lock:
             self._replies.extend(replies)

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from agentcli.decisions import EXPIRED_BY
+
 
 def audit_record(call: Any, decision: str, who: str, by: str, **extra: Any) -> dict[str, Any]:
     """One entry of the thread's audit: which call, what was decided, by whom."""
@@ -24,6 +26,17 @@ def audit_record(call: Any, decision: str, who: str, by: str, **extra: Any) -> d
 
 
 PEOPLE = ("person", "client")
+
+
+def refusal_kind(who: str, by: str, feedback: bool) -> str:
+    """How the audit names a decision that did not run its call: an expiry (agentcli's own,
+    by `[approval] expire_after`: a client's claim to it is recorded as a client's), a
+    person's feedback or rejection, or a rule's denial."""
+    if (who, by) == ("agentcli", EXPIRED_BY):
+        return "expired"
+    if feedback:
+        return "feedback" if who in PEOPLE else "denied"
+    return "rejected"
 
 
 def decider(decision: Mapping[str, Any], from_clients: bool) -> tuple[str, str]:

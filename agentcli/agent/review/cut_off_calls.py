@@ -25,7 +25,7 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Interrupt
 
 from agentcli.agent.review.answers import ask, checked
-from agentcli.agent.review.audit_records import audit_record, decider
+from agentcli.agent.review.audit_records import audit_record, decider, refusal_kind
 from agentcli.agent.review.node import review_request
 from agentcli.agent.state import RunContext
 from agentcli.decisions import RERUN_DECISIONS
@@ -108,7 +108,8 @@ def ask_again(
         who, by, text, outcome = verdict.who, verdict.by, verdict.refusal, "denied"
     else:
         text = MARKED_DONE if kind == "done" else decision.get("message") or REJECTED_AGAIN
-        outcome = "marked done" if kind == "done" else "rejected"
+        expired = refusal_kind(who, by, True) == "expired"
+        outcome = "marked done" if kind == "done" else "expired" if expired else "rejected"
     message = ToolMessage(text, tool_call_id=call["id"] or "", name=call["name"], status="error")
     feedback = decision.get("message") if kind == "reject" else None
     record = audit_record(call, outcome, who, by, feedback=feedback, rerun=earlier)

@@ -32,7 +32,7 @@ from agentcli.agent.review.approval_seals import (
     thread_of,
 )
 from agentcli.agent.review.argument_check import validate_args
-from agentcli.agent.review.audit_records import PEOPLE, audit_record, decider
+from agentcli.agent.review.audit_records import PEOPLE, audit_record, decider, refusal_kind
 from agentcli.agent.review.pending_calls import ALTERED, answered_ids, vet
 from agentcli.agent.review.preconditions import precondition
 from agentcli.agent.state import AgentState, RunContext
@@ -102,7 +102,8 @@ class Turn:
 
     def refuse(self, call: ToolCall, decision: str, who: str, by: str, text: str) -> None:
         self.replies.append(_refused(call, text))
-        self.note(call, decision, who, by, feedback=text if decision == "feedback" else None)
+        said = text if decision in ("feedback", "expired") else None
+        self.note(call, decision, who, by, feedback=said)
 
     def invalid(self, call_id: str | None, name: str, args: Any, problem: str) -> None:
         self.replies.append(_error(call_id, name, problem))
@@ -261,12 +262,10 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
                     continue
                 edited[call["id"]] = args
                 turn.run(call, "edited", who, by, args)
-            elif decision.get("message"):
-                turn.refuse(
-                    call, "feedback" if personal else "denied", who, by, decision["message"]
-                )
             else:
-                turn.refuse(call, "rejected", who, by, REJECTED)
+                said = decision.get("message")
+                kind = refusal_kind(who, by, bool(said))
+                turn.refuse(call, kind, who, by, said or REJECTED)
         update = turn.update(review=None)
         if edited:  # the history shows what really ran: same message id, new arguments
             calls = [{**c, "args": edited.get(c["id"], c["args"])} for c in message.tool_calls]

@@ -1,0 +1,164 @@
+"""The inbox: every call waiting for review, across the threads of the store.
+
+Only threads the index marks awaiting_approval are read (their latest checkpoint, not their
+history of checkpoints), each held for a moment so that a call cut off by a crash can be
+found as `session.pending()` finds it; a thread another process holds (a chat sitting at its
+review) is read without taking it, its interrupts only. Reading runs nothing, with one
+exception: a review past `[approval] expire_after` (on_expire = "deny") is denied here, as
+opening its thread would deny it (review_expiry.py).
+
+Which call a bare call id names is decided here too (`find`), and whether a call that is no
+longer pending was decided, and how (`decided`), so that a decision sent twice changes
+nothing the second time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from agentcli.agent.review.cut_off_calls import cut_off
+from agentcli.errors import ThreadBusy
+from agentcli.events import ReviewRequest
+from agentcli.policy.rule_subjects import FETCH_TOOL, FILE_TOOLS
+from agentcli.session.local import Session
+from agentcli.session.review_expiry import is_expired, parked_since, waited
+from agentcli.session.stream_events import review_in
+from agentcli.threads.thread_rows import ThreadRow, ThreadStatus
+
+SUBJECT_CHARS = 120  # the args JSON, clipped, when a tool has no main argument
+SEARCHED = 20  # threads whose audit is searched for a call that is no longer pending
+
+
+@dataclass
+class WaitingCall:
+    """One call of the inbox, and the thread it waits in."""
+
+    thread_id: str
+    title: str
+    workspace: str
+    call_id: str
+    tool: str
+    subject: str  # the main argument: the command, the path, the URL; else the args, clipped
+    args: Any
+    parked_at: str | None  # when the thread parked (its checkpoint's time, UTC)
+    waited_s: float | None
+    rerun: str | None = None  # cut off by a crash: it may have partly run
+    expired: bool = False  # past expire_after, kept (on_expire = "keep")
+    busy: bool = False  # another process holds the thread (a chat at its review)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Expired:
+    """A review the inbox denied because it waited past `expire_after`."""
+
+    thread_id: str
+    review: ReviewRequest
+
+
+def main_argument(tool: str, args: Any) -> str:
+    """What a call is about, for one line: the shell's command, a file tool's path,
+    fetch_url's URL; for other tools their args as JSON, clipped."""
+    key = "command" if tool == "shell" else "path" if tool in FILE_TOOLS else None
+    key = "url" if tool == FETCH_TOOL else key
+    if isinstance(args, dict) and key and isinstance(args.get(key), str):
+        return str(args[key])
+    text = json.dumps(args, ensure_ascii=False, default=repr)
+    return text if len(text) <= SUBJECT_CHARS else text[: SUBJECT_CHARS - 1] + "…"
+
+
+def inbox(session: Session, expired: list[Expired] | None = None) -> list[WaitingCall]:
+    """Every pending call of the store, oldest review first; reviews that expired (and are
+    denied) are appended to `expired` instead."""
+    calls: list[WaitingCall] = []
+    for row in session.store.recent(status=ThreadStatus.AWAITING_APPROVAL):
+        review, snapshot, busy = _read(session, row)
+        if review is None:
+            continue
+        seconds = waited(parked_since(snapshot))
+        if not busy and is_expired(session.settings, seconds):
+            denied = _expire(session, row)
+            if denied is not None:
+                if expired is not None:
+                    expired.append(Expired(row.thread_id, denied))
+                continue
+        since = parked_since(snapshot)
+        for request in review.action_requests:
+            calls.append(
+                WaitingCall(
+                    thread_id=row.thread_id,
+                    title=row.title,
+                    workspace=row.workspace,
+                    call_id=str(request["id"]),
+                    tool=str(request["name"]),
+                    subject=main_argument(request["name"], request["args"]),
+                    args=request["args"],
+                    parked_at=since.isoformat(timespec="seconds") if since else None,
+                    waited_s=round(seconds, 1) if seconds is not None else None,
+                    rerun=request.get("rerun"),
+                    expired=is_expired(session.settings, seconds),
+                    busy=busy,
+                )
+            )
+    calls.sort(key=lambda call: call.parked_at or "")
+    return calls
+
+
+def find(calls: Iterable[WaitingCall], call_id: str) -> list[WaitingCall]:
+    """The pending calls with this id (one per thread it waits in)."""
+    return [call for call in calls if call.call_id == call_id]
+
+
+def decided(session: Session, call_id: str, thread_id: str | None = None) -> list[dict[str, Any]]:
+    """The last audit record of `call_id`: in `thread_id`'s audit, or else in those of the
+    SEARCHED most recently updated threads (one record per thread that has the id)."""
+    rows = [session.store.resolve(thread_id)] if thread_id else session.store.recent(SEARCHED)
+    found = []
+    for row in rows:
+        for record in reversed(_audit(session, row.thread_id)):
+            if isinstance(record, dict) and record.get("call_id") == call_id:
+                found.append({"thread_id": row.thread_id, **record})
+                break
+    return found
+
+
+def _audit(session: Session, thread_id: str) -> list[Any]:
+    snapshot = session.graph.get_state({"configurable": {"thread_id": thread_id}})
+    audit = snapshot.values.get("audit")
+    return list(audit) if isinstance(audit, list) else []
+
+
+def _read(session: Session, row: ThreadRow) -> tuple[ReviewRequest | None, Any, bool]:
+    """The thread's review, its snapshot, and whether another process holds it."""
+    store = session.store
+    config = {"configurable": {"thread_id": row.thread_id}}
+    try:
+        with store.briefly(row.thread_id):
+            snapshot = session.graph.get_state(config)
+            waiting = [*snapshot.interrupts, *cut_off(snapshot, store, row.thread_id)]
+            busy = False
+    except ThreadBusy:
+        snapshot = session.graph.get_state(config)
+        waiting, busy = list(snapshot.interrupts), True
+    return review_in(row.thread_id, _values(waiting)), snapshot, busy
+
+
+def _values(waiting: list[Any]) -> Iterator[Any]:
+    return (item.value for item in waiting)
+
+
+def _expire(session: Session, row: ThreadRow) -> ReviewRequest | None:
+    """Open the thread, which denies its expired review; None if it was not denied."""
+    try:
+        session.open(row.thread_id)
+    except ThreadBusy:  # taken since it was read: its process sees the expiry itself
+        return None
+    try:
+        return session.expired
+    finally:
+        session.new_thread()  # lets go of the thread
