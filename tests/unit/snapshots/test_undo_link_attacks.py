@@ -76,3 +76,25 @@ def test_a_thread_id_is_never_more_than_one_ref_component(bad: str) -> None:
         return
     with pytest.raises(SnapshotError):
         thread_ref(bad)
+
+
+@pytest.mark.xfail(
+    reason="the sandbox binds the whole workspace writable: when it holds the data folder"
+    " (workspace = home), a confined shell call can rewrite the store (here: drop the"
+    " thread's records) and the thread database; binding the data folder read-only is the"
+    " sandbox's to do (tools/confine.py)",
+    strict=True,
+)
+def test_a_call_cannot_rewrite_the_store_when_the_workspace_holds_it(tmp_path: Path) -> None:
+    import shutil
+
+    home = tmp_path / "home"
+    data = home / ".local" / "share" / "agentcli"
+    data.mkdir(parents=True)
+    (home / "notes.txt").write_text("n")
+    snapshots = WorkspaceSnapshots(data / "snapshots", max_file_bytes=100_000)
+    call(snapshots, home, lambda: (home / "notes.txt").write_text("changed"))
+    store = snapshots.repo(home).git_dir
+    call(snapshots, home, lambda: shutil.rmtree(store / "refs" / "agentcli"), "c2")
+    undo_all(snapshots, home)
+    assert (home / "notes.txt").read_text() == "n"
