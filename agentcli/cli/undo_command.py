@@ -95,7 +95,13 @@ def describe(plan: UndoPlan, files: bool, force: bool) -> list[str]:
         out.append(f"files restored ({len(restoration.paths)}): {shown}{more}")
     if restoration is not None and restoration.not_kept:
         out.append(
-            f"not kept (over the size limit), left as they are: {', '.join(restoration.not_kept)}"
+            "not kept (over the size limit, or a repository of its own), left as they are:"
+            f" {', '.join(restoration.not_kept)}"
+        )
+    if restoration is not None and restoration.ignores_changed:
+        out.append(
+            f"the agent changed {', '.join(restoration.ignores_changed)}: files it made"
+            " ignored were not in the snapshots and are left as they are"
         )
     if restoration is not None and restoration.outside:
         if not force:

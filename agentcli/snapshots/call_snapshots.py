@@ -98,7 +98,9 @@ class WorkspaceSnapshots:
             try:
                 yield repo
             finally:
-                self._record(repo, thread_id, UNDO, UNDO, before, repo.snapshot())
+                after = repo.snapshot()
+                if after.tree != before.tree:  # a refused restore wrote nothing
+                    self._record(repo, thread_id, UNDO, UNDO, before, after)
 
     def _record(
         self,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agentcli.errors import AgentcliError
 from agentcli.snapshots.call_snapshots import UNDO, CallChange, WorkspaceSnapshots
+from agentcli.snapshots.shadow_git import ShadowRepo
 
 
 class ChangedSince(AgentcliError):
@@ -30,6 +31,11 @@ class Restoration:
     sources: dict[str, list[str]]  # tree -> the files written back (or removed) from it
     outside: list[str] = field(default_factory=list)  # changed outside agentcli since
     not_kept: list[str] = field(default_factory=list)  # over the size cap: left as they are
+    # tree -> the files as the last call that changed them left them (checked again, with
+    # the workspace locked, just before writing: the person may take time to say yes)
+    expected: dict[str, list[str]] = field(default_factory=dict)
+    # ignore files the calls changed: what they hid from the snapshots is not taken back
+    ignores_changed: list[str] = field(default_factory=list)
 
     @property
     def paths(self) -> list[str]:
@@ -53,17 +59,25 @@ def plan(snapshots: WorkspaceSnapshots, workspace: Path, calls: list[CallChange]
             last[path] = call
     now = snapshots.now(workspace)
     paths = [p for p in first if p not in skipped and p not in now.skipped]
+    ignores = sorted(p for p in first if p.rsplit("/", 1)[-1] == ".gitignore")
     if not paths:
-        return Restoration({}, not_kept=sorted(skipped))
-    outside = []
-    for after, group in _grouped(paths, last, "after").items():
-        differs = set(repo.changed(after, now.tree, group))
-        outside += [p for p in group if p in differs]
+        return Restoration({}, not_kept=sorted(skipped), ignores_changed=ignores)
+    expected = _grouped(paths, last, "after")
     return Restoration(
         _grouped(paths, first, "before"),
-        [p for p in paths if p in set(outside)],
+        _changed_since(repo, expected, now.tree),
         sorted(skipped),
+        expected,
+        ignores,
     )
+
+
+def _changed_since(repo: ShadowRepo, expected: dict[str, list[str]], now: str) -> list[str]:
+    """The files not as the calls left them (tree -> files) in the tree `now`."""
+    outside = set()
+    for after, group in expected.items():
+        outside.update(repo.changed(after, now, group))
+    return [p for group in expected.values() for p in group if p in outside]
 
 
 def _grouped(paths: list[str], by: dict[str, CallChange], tree: str) -> dict[str, list[str]]:
@@ -84,5 +98,9 @@ def restore(
     if restoration.outside and not force:
         raise ChangedSince(restoration.outside)
     with snapshots.restoring(thread_id, workspace) as repo:
+        # again, now that no call can run: the index holds the workspace as it is
+        now = repo.git("write-tree").decode().strip()
+        if (outside := _changed_since(repo, restoration.expected, now)) and not force:
+            raise ChangedSince(outside)
         for tree, paths in restoration.sources.items():
             repo.restore(tree, paths)

@@ -35,6 +35,11 @@ _SETTINGS = (
     "diff.noprefix=false",
     "protocol.allow=never",
 )
+# the attributes git reads first ($GIT_DIR/info/attributes wins over the workspace's
+# .gitattributes): files are kept and put back byte for byte, never converted (line ends,
+# $Id$, encodings) or passed through a filter
+_ATTRIBUTES = "* -text !eol -crlf -ident -filter !working-tree-encoding !diff -merge\n"
+_ARGS_BYTES = 64_000  # paths per git command line, in bytes: far below the system's limit
 
 
 class SnapshotError(AgentcliError):
@@ -131,17 +136,22 @@ class ShadowRepo:
                     f"cannot make the snapshot store {self.git_dir}: {exc}"
                 ) from exc
             (self.git_dir / "agentcli-workspace").write_text(str(self.workspace) + "\n")
-        exclude = self.git_dir / "info" / "exclude"
-        wanted = "".join(f"{p}\n" for p in self._private if p)
-        if not exclude.is_file() or exclude.read_text() != wanted:
-            exclude.parent.mkdir(exist_ok=True)
-            exclude.write_text(wanted)
+        info = self.git_dir / "info"
+        own = "".join(f"{p}\n" for p in self._private if p)
+        for name, text in (("attributes", _ATTRIBUTES), ("exclude", own)):
+            if not (info / name).is_file() or (info / name).read_text() != text:
+                info.mkdir(exist_ok=True)
+                (info / name).write_text(text)
 
     def snapshot(self) -> Snapshot:
         """The workspace as it is now (ignored files left out, files over the cap too)."""
         self.ensure()
         listed = self.git("ls-files", "-z", "-m", "-o", "-d", "--exclude-standard")
         changed = sorted({p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p})
+        # a folder listed as such is a repository of its own (a .git in it): git keeps none
+        # of its files, only a pointer to its commit (and refuses one without commits)
+        nested = [p for p in changed if p.endswith("/")]
+        changed = [p for p in changed if not p.endswith("/")]
         if len(changed) > MAX_CHANGED_FILES:  # a home folder, say: hashing it all takes minutes
             raise SnapshotError(
                 f"{len(changed):,} files changed or new since the last snapshot (more than"
@@ -158,7 +168,7 @@ class ShadowRepo:
         if keep:
             self.git("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=_nul(keep))
         tree = self.git("write-tree").decode().strip()
-        return Snapshot(tree, skipped + self._big_unchanged(skipped))
+        return Snapshot(tree, skipped + self._big_unchanged(skipped) + nested)
 
     def _below_links(self, rel: str) -> str:
         """`rel`, or its first parent folder that is now a symlink (or no folder at all)."""
@@ -198,21 +208,31 @@ class ShadowRepo:
     def set_ref(self, name: str, commit: str) -> None:
         self.git("update-ref", name, commit)
 
+    def _each(self, args: list[str], paths: list[str]) -> bytes:
+        """`git *args -- paths`, run as often as the paths need to stay under the system's
+        limit on a command line's length (a call may change tens of thousands of files)."""
+        out, batch, size = b"", [], 0
+        for path in paths:
+            batch.append(path)
+            size += len(path.encode("utf-8", "surrogateescape")) + 1
+            if size >= _ARGS_BYTES:
+                out += self.git(*args, "--", *batch)
+                batch, size = [], 0
+        return out + (self.git(*args, "--", *batch) if batch else b"")
+
     def changed(self, a: str, b: str, paths: list[str] | None = None) -> list[str]:
         """The paths whose content or mode differs between two trees (among `paths`)."""
         if paths is not None and not paths:
             return []
-        limit = ["--", *paths] if paths else []
-        out = self.git("diff-tree", "-r", "-z", "--no-renames", "--name-only", a, b, *limit)
+        args = ["diff-tree", "-r", "-z", "--no-renames", "--name-only", a, b]
+        out = self._each(args, paths) if paths else self.git(*args)
         return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
 
     def diff(self, a: str, b: str, paths: list[str]) -> str:
         if not paths:
             return ""
-        out = self.git(
-            "diff-tree", "-p", "-r", "--no-color", "--no-ext-diff", "--no-textconv",
-            "--no-renames", a, b, "--", *paths,
-        )  # fmt: skip
+        args = ["diff-tree", "-p", "-r", "--no-color", "--no-ext-diff", "--no-textconv"]
+        out = self._each([*args, "--no-renames", a, b], paths)
         return out.decode("utf-8", "replace")
 
     def restore(self, tree: str, paths: list[str]) -> None:
@@ -229,16 +249,45 @@ class ShadowRepo:
                 "--pathspec-file-nul", stdin=_nul(gone),
             )  # fmt: skip
         if back:
+            modes = {p: m for p in back if (m := _file_mode(self.workspace / p)) is not None}
             self.git(
                 "checkout", tree, "--pathspec-from-file=-", "--pathspec-file-nul",
                 stdin=_nul(back),
             )  # fmt: skip
+            for path, mode in modes.items():
+                _keep_mode(self.workspace / path, mode)
 
     def present(self, tree: str, paths: list[str]) -> list[str]:
         if not paths:
             return []
-        out = self.git("ls-tree", "-r", "-z", "--name-only", tree, "--", *paths)
+        out = self._each(["ls-tree", "-r", "-z", "--name-only", tree], paths)
         return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def _file_mode(path: Path) -> int | None:
+    """The permissions of a regular file about to be written back: git keeps only the
+    executable bit and writes the file anew with the umask's (a 0600 file would come back
+    0644, readable by all), so they are put back after it."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+
+
+def _keep_mode(path: Path, mode: int) -> None:
+    """Give the file written back its former permissions (the executable bit as git wrote
+    it), through a descriptor: never a link's target."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode):
+            os.fchmod(fd, (mode & ~0o111) | (stat.S_IMODE(st.st_mode) & 0o111))
+    finally:
+        os.close(fd)
 
 
 def _nul(paths: list[str]) -> bytes:
@@ -247,12 +296,14 @@ def _nul(paths: list[str]) -> bytes:
 
 def _pattern(path: Path, workspace: Path) -> str:
     """An ignore pattern that matches exactly `path` (and what is under it) when it lies in
-    the workspace, else nothing: anchored, each special character escaped."""
+    the workspace, else nothing: anchored, every character but letters, digits and `/`
+    escaped."""
     try:
         rel = path.resolve().relative_to(workspace)
     except ValueError:
         return ""
     if not rel.parts:
         return ""
-    escaped = "".join("\\" + c if c in "\\*?[]!# " else c for c in rel.as_posix())
-    return "/" + escaped
+    if "\n" in str(rel):
+        raise SnapshotError("the data folder's path holds a line break: no snapshot taken")
+    return "/" + "".join(c if c.isalnum() or c == "/" else "\\" + c for c in rel.as_posix())
