@@ -11,8 +11,10 @@ confines itself by PLAN_JSON and execs COMMAND.
 
 A plan (made by tools.sandbox, JSON) says: ``mechanism`` ("landlock" or "bwrap"), ``abi``
 (Landlock's), ``mode`` ("read-only" or "workspace-write"), ``workspace``, ``protect_git``
-(writes only into the workspace's top-level entries but ``.git``), ``writable`` (extra
-paths: the private temp folder first), ``network`` (TCP allowed) and ``bwrap`` (its path).
+(writes only into the workspace's top-level entries but ``.git``), ``protected`` (paths in
+the workspace that stay read-only: agentcli's data folder, when the workspace holds it),
+``writable`` (extra paths: the private temp folder first), ``network`` (TCP allowed) and
+``bwrap`` (its path).
 
 Landlock is an allow-list: the rights a ruleset handles are refused everywhere but beneath
 the paths a rule grants them on. Only write rights are handled (reading and executing stay
@@ -31,7 +33,9 @@ a git repository, the rights go on each of its top-level entries but ``.git`` (f
 of them; files: writing in place), and none on the workspace folder itself: no entry can
 be made, removed or renamed at its top (which would let ``.git`` be moved away and
 replaced, or a hook linked in). Symbolic links among the entries get nothing (a rule
-would follow them).
+would follow them). A protected path deeper in the workspace is left out the same way, one
+folder level at a time: every entry of each folder on the way to it is granted but the one
+that leads to it.
 """
 
 import ctypes
@@ -90,11 +94,29 @@ def grants(plan: dict) -> list[str]:
     found = [*plan["writable"], *DEVICES, "/dev/pts"]
     workspace = plan["workspace"]
     if plan["mode"] == "workspace-write":
-        if not plan["protect_git"]:
-            found.append(workspace)
+        kept = [os.path.join(workspace, ".git")] if plan["protect_git"] else []
+        kept += [p for p in plan.get("protected", []) if _beneath(p, workspace)]
+        found += _all_but(workspace, kept) if kept else [workspace]
+    return found
+
+
+def _beneath(path: str, folder: str) -> bool:
+    return path != folder and path.startswith(folder.rstrip("/") + "/")
+
+
+def _all_but(folder: str, kept: list[str]) -> list[str]:
+    """The entries of ``folder`` to grant so that nothing in ``kept`` is granted: those on
+    the way to a kept path are opened up in turn (``folder`` itself is never granted)."""
+    found = []
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if path in kept:
+            continue
+        under = [k for k in kept if _beneath(k, path)]
+        if under and os.path.isdir(path) and not os.path.islink(path):
+            found += _all_but(path, under)
         else:
-            names = sorted(os.listdir(workspace))
-            found += [os.path.join(workspace, name) for name in names if name != ".git"]
+            found.append(path)
     return found
 
 
@@ -151,8 +173,9 @@ def bwrap_argv(plan: dict, argv: list[str]) -> list[str]:
         if os.path.exists(path):
             wrapped += ["--bind", path, path]
     git = os.path.join(plan["workspace"], ".git")
-    if plan["mode"] == "workspace-write" and os.path.lexists(git):
-        wrapped += ["--ro-bind", git, git]
+    for kept in [git, *plan.get("protected", [])]:
+        if plan["mode"] == "workspace-write" and os.path.lexists(kept):
+            wrapped += ["--ro-bind", kept, kept]
     if not plan["network"]:
         wrapped.append("--unshare-net")
     return [*wrapped, "--", *argv]

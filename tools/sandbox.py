@@ -96,6 +96,8 @@ class Sandbox:
     mode: str = DEFAULT_MODE
     network: bool = False
     writable: tuple[str, ...] = field(default_factory=tuple)
+    # paths that stay read-only even inside the workspace (the caller's own data)
+    protected: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def confines(self) -> bool:
@@ -118,6 +120,11 @@ class Sandbox:
             "mode": self.mode,
             "workspace": str(workspace),
             "protect_git": kind == "landlock" and _in_git(workspace),
+            "protected": [
+                str(Path(p).resolve())
+                for p in self.protected
+                if Path(p).resolve().is_relative_to(workspace)
+            ],
             "writable": [private_temp(), *(extra if self.mode == "workspace-write" else [])],
             "network": self.network,
         }

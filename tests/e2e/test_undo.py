@@ -291,3 +291,31 @@ def test_chat_review_says_what_cannot_be_undone_and_slash_undo_restores(agent: A
     child.expect("you>")
     child.sendline("/exit")
     child.expect(pexpect.EOF)
+
+
+def test_a_confined_command_cannot_touch_agentclis_data_in_the_workspace(agent: Agent) -> None:
+    """Workspace = the home folder, which holds the thread database and the snapshots: a
+    command in the sandbox may change the person's files but not agentcli's own."""
+    home = Path(agent.env["HOME"])
+    home.mkdir(exist_ok=True)
+    (home / "notes.txt").write_text("mine\n")
+    agent.server.push(tool_calls(("write_file", {"path": "notes.txt", "content": "first\n"})))
+    agent.server.push(text("ok"))
+    first = agent.run("run", "write", "-w", str(home), "--auto-approve", "-o", "json")
+    assert first.returncode == 0, first.stderr
+    thread = json.loads(first.stdout)["thread_id"]
+    data = Path(agent.env["XDG_DATA_HOME"]) / "agentcli"
+    db = (data / "threads.db").read_bytes()
+    attack = (
+        "rm -rf data/agentcli/snapshots; printf x > data/agentcli/threads.db;"
+        " printf theirs > notes.txt"
+    )
+    agent.server.push(tool_calls(("shell", {"command": attack})), text("done"))
+    second = agent.run("run", "--thread", thread, "go", "--auto-approve", "-o", "json")
+    assert second.returncode == 0, second.stderr
+    assert (home / "notes.txt").read_text() == "theirs"  # the person's file: writable
+    assert (data / "snapshots").is_dir()
+    assert (data / "threads.db").read_bytes()[:16] == db[:16]  # still SQLite, not "x"
+    undone = agent.run("undo", thread, "--to", "1", "--yes")
+    assert undone.returncode == 0, undone.stderr
+    assert (home / "notes.txt").read_text() == "mine\n"

@@ -34,7 +34,16 @@ def sandbox_of(settings: Settings) -> Sandbox:
         mode=settings.sandbox_mode,
         network=settings.sandbox_network,
         writable=tuple(settings.sandbox_writable),
+        # agentcli's data (the thread database, the undo snapshots) stays read-only to
+        # confined commands when the workspace holds it (a workspace that is the home folder)
+        protected=_data_paths(settings),
     )
+
+
+def _data_paths(settings: Settings) -> tuple[str, ...]:
+    database = () if settings.db_url else (str(settings.db_path),)
+    files = [f"{db}{end}" for db in database for end in ("", "-wal", "-shm", "-journal")]
+    return (str(settings.snapshots_dir), *files)
 
 
 def would_confine(context: Any, tool: str) -> bool:

@@ -79,10 +79,10 @@ def test_a_thread_id_is_never_more_than_one_ref_component(bad: str) -> None:
 
 
 @pytest.mark.xfail(
-    reason="the sandbox binds the whole workspace writable: when it holds the data folder"
-    " (workspace = home), a confined shell call can rewrite the store (here: drop the"
-    " thread's records) and the thread database; binding the data folder read-only is the"
-    " sandbox's to do (tools/confine.py)",
+    reason="a call that runs unconfined (the sandbox off, an MCP or your own tool in"
+    " agentcli's process) can rewrite the store when the workspace holds the data folder"
+    " (workspace = home): here it drops the thread's records. Confined commands cannot"
+    " (tests/e2e/test_undo.py, test_a_confined_command_cannot_touch_agentclis_data...)",
     strict=True,
 )
 def test_a_call_cannot_rewrite_the_store_when_the_workspace_holds_it(tmp_path: Path) -> None:
