@@ -22,6 +22,7 @@ from agentcli.ui.safe_text import safe, styled
 if TYPE_CHECKING:
     from agentcli.cli.early_prompt import Starting
     from agentcli.session.thread_session import ThreadSession
+    from agentcli.ui.attention import Alarm
     from agentcli.ui.event_renderer import Renderer
 
 
@@ -37,6 +38,7 @@ class Chat:
         self.leaving = False  # set by /exit
         self.reviewed = False  # the thread's pending calls, if any, have been shown
         self.shell_runs: list[ShellRun] = []  # `!command` output for the next message
+        self.notify_problems: list[str] = []  # the notify command's failures, from its thread
 
     @functools.cached_property
     def view(self) -> Renderer:
@@ -202,11 +204,36 @@ class Chat:
         if decisions is None:
             from agentcli.ui.review_prompt import ask_decisions
 
-            decisions = ask_decisions(self.console, review, s.check_edit, s.workspace)
+            with self.alarm(review):
+                decisions = ask_decisions(self.console, review, s.check_edit, s.workspace)
+            self.told()
             if decisions is None:
                 return None
             decisions = [{**decision, "by": "terminal"} for decision in decisions]
         return s.decide(decisions)
+
+    def alarm(self, review: ReviewRequest) -> Alarm:
+        """Rings the terminal and runs the notify command once the review has waited
+        [notify] after seconds. The document is made here: the timer's thread only runs."""
+        from agentcli.session.notify import WAITING, notify, now, pending_document
+        from agentcli.ui.attention import Alarm, review_text
+
+        settings = self.session.settings
+        also = None
+        if settings.notify_command.strip():
+            document = pending_document(WAITING, self.session, review.action_requests, now())
+
+            def also() -> None:
+                if problem := notify(settings, document):
+                    self.notify_problems.append(problem)  # shown once the review is answered
+
+        body = review_text(review.action_requests)
+        return Alarm(settings.notify_after, body, self.console.file, also)
+
+    def told(self) -> None:
+        """Say why the notify command failed, if it did, now that the prompt is done."""
+        while self.notify_problems:
+            self.console.print(styled(("warning: ", "yellow"), self.notify_problems.pop(0)))
 
     def show_usage(self, usage: dict[str, Any]) -> None:
         if not usage.get("total_tokens"):

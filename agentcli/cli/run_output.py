@@ -75,8 +75,8 @@ class Scripted:
         with self.failing():
             self.start()
             if review:
-                if decisions is None:
-                    self._park(review.action_requests)
+                if decisions is None:  # parked before: the calls have waited since then
+                    self._park(review.action_requests, fresh=False)
                 self.unsent = message is not None
                 self.play(s.decide(decisions), final=message is None)
                 self.unsent = False
@@ -161,8 +161,16 @@ class Scripted:
         if final:
             self._report(done.status, done.final, [])
 
-    def _park(self, pending: list[dict[str, Any]], final: str = "") -> NoReturn:
+    def _park(self, pending: list[dict[str, Any]], final: str = "", fresh: bool = True) -> NoReturn:
+        """Exit 3, after the report and the notify command. `fresh`: the calls were asked
+        for in this run (they wait from now)."""
         self._report(RunStatus.AWAITING_APPROVAL, final, pending)
+        from agentcli.session.notify import PARKED, notify, now, pending_document
+
+        since = now() if fresh else None
+        document = pending_document(PARKED, self.session, pending, since)
+        if problem := notify(self.session.settings, document):
+            warn(problem)
         if self.unsent:  # the calls decided first asked for more: the message waits
             warn(
                 f"the message was not sent: thread {self.session.thread_id} waits for review"

@@ -101,6 +101,11 @@ FIELDS: dict[str, Field] = {
             "network": Field("sandbox_network", bool),
             "writable": Field("sandbox_writable", list, expect='a list of paths, e.g. ["~/.npm"]'),
         },
+        "notify": {
+            "command": Field("notify_command", str, expect="a command line for sh -c"),
+            "after": Field("notify_after", float, expect="a number of seconds, e.g. 60"),
+            "timeout": Field("notify_timeout", float, expect="a number of seconds, e.g. 10"),
+        },
     }.items()
     for name, fld in entries.items()
 }

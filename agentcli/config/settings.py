@@ -90,6 +90,9 @@ class Settings:
     sandbox_mode: str = "workspace-write"
     sandbox_network: bool = False
     sandbox_writable: list[str] = field(default_factory=list)
+    notify_command: str = ""  # run with the pending calls as JSON (session/notify.py)
+    notify_after: float = 60.0  # seconds a chat review waits before it rings
+    notify_timeout: float = 10.0  # seconds the notify command may take
     config_path: Path | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
