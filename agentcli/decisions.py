@@ -3,7 +3,7 @@
 The form is LangChain v1's human-in-the-loop decision, which any client of a LangGraph server
 may send: `{"type": "approve"}`, `{"type": "edit", "edited_action": {"name", "args"}}`,
 `{"type": "reject", "message"?}`; agentcli adds `done` (a call cut off by a crash, marked as
-having run), `"sandbox": "off"` on an approve (run a confined call unconfined, once) and who
+having run), `"always": true` (with a `"match"`: scoped, thread_rules.py) and `"sandbox": "off"` on an approve (run a confined call unconfined, once) and who
 decided (`who`, `by`). The review node still checks every decision it
 receives (agent/review.py): these constructors are how agentcli builds them.
 """
@@ -27,6 +27,7 @@ class Decision(TypedDict):
     message: NotRequired[str]
     edited_action: NotRequired[EditedAction]
     always: NotRequired[bool]  # approve this tool for the rest of the thread
+    match: NotRequired[str]  # with always: only its calls this rule's match fits (`git *`)
     sandbox: NotRequired[Literal["off"]]  # approve a confined call to run unconfined, once
     who: NotRequired[str]  # person or policy
     by: NotRequired[str]  # the rule, flag or client that decided
@@ -39,6 +40,7 @@ class Decide:
     def approve(
         *,
         always: bool = False,
+        match: str | None = None,
         unconfined: bool = False,
         who: str | None = None,
         by: str | None = None,
@@ -46,6 +48,8 @@ class Decide:
         decision: Decision = {"type": "approve"}
         if always:
             decision["always"] = True
+            if match is not None:  # scoped: the calls of this tool the match fits
+                decision["match"] = match
         if unconfined:  # run outside the sandbox, this once
             decision["sandbox"] = "off"
         return _signed(decision, who, by)
