@@ -134,16 +134,17 @@ def _check_examples(rule: dict[str, Any], where: str, problems: list[str]) -> No
     from agentcli.policy.rule_examples import EXAMPLE_KEYS, example_problems
 
     lists = {key: rule[key] for key in EXAMPLE_KEYS if key in rule}
-    for key, value in lists.items():
+    for key, value in list(lists.items()):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             problems.append(f'{where}: {key} = {shown_value(value)}: expected ["a", "b"]')
-            return
+            del lists[key]
     if not lists or rule.get("decision") not in ("allow", "ask", "deny"):
         return
     if not isinstance(rule.get("match", ""), str):
         return
     named = f"{where} ({rule['tool']} {rule.get('match') or '*'})"
-    problems.extend(f"{named}: {problem}" for problem in example_problems(rule))
+    checked = {k: v for k, v in rule.items() if k not in EXAMPLE_KEYS} | lists
+    problems.extend(f"{named}: {problem}" for problem in example_problems(checked))
 
 
 def check_servers(servers: dict[str, Any], origin: str, problems: list[str]) -> None:
