@@ -3,9 +3,10 @@
 The form is LangChain v1's human-in-the-loop decision, which any client of a LangGraph server
 may send: `{"type": "approve"}`, `{"type": "edit", "edited_action": {"name", "args"}}`,
 `{"type": "reject", "message"?}`; agentcli adds `done` (a call cut off by a crash, marked as
-having run), `"always": true` (with a `"match"`: scoped, thread_rules.py) and `"sandbox": "off"` on an approve (run a confined call unconfined, once) and who
-decided (`who`, `by`). The review node still checks every decision it
-receives (agent/review.py): these constructors are how agentcli builds them.
+having run), `"always": true` on an approve (with a `"match"`: only the calls that rule
+matches, policy/thread_rules.py), `"sandbox": "off"` on an approve (run a confined call
+unconfined, once) and who decided (`who`, `by`). The review node still checks every decision
+it receives (agent/review.py): these constructors are how agentcli builds them.
 """
 
 from __future__ import annotations

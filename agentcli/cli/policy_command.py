@@ -107,11 +107,15 @@ def list_rules(
 
     settings = common.settings()
     rows = rule_rows(settings.rules, settings.sources)
-    lists = {
+    lists: dict[str, dict[str, Any]] = {
         name: {"tools": list(getattr(settings, name)), "from": settings.sources.get(key)}
         for name, key in (("allow", "approval.allow"), ("deny", "approval.deny"))
     }
-    flags = {"auto_approve": auto_approve, "approve": approve or [], "deny": deny or []}
+    flags: dict[str, Any] = {
+        "auto_approve": auto_approve,
+        "approve": approve or [],
+        "deny": deny or [],
+    }
     if as_json:
         print(json.dumps({"rules": rows, **lists, "flags": flags}, indent=2))
         return

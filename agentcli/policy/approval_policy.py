@@ -258,4 +258,3 @@ class Policy:
 
 def _label(number: int, rule: Rule) -> str:
     return f"rule {number} ({rule.tool} {rule.match or '*'})"
-
