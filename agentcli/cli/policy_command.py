@@ -31,7 +31,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON object.")]
 @app.command()
 @common_options()
 def check(
-    tool: Annotated[str, typer.Argument(help="The tool's name, e.g. shell.")],
+    tool: Annotated[str, typer.Argument(metavar="TOOL", help="The tool's name, e.g. shell.")],
     args_json: Annotated[
         str | None,
         typer.Argument(
