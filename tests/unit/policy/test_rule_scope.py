@@ -140,3 +140,19 @@ def test_a_rule_that_would_break_the_file_is_not_written(tmp_path: Path) -> None
     with pytest.raises(ConfigError, match="should match"):
         append_rule(tmp_path / "d.toml", failing)
     assert path.read_text() == "[approval]\nrules = []\n" and not (tmp_path / "d.toml").exists()
+
+
+def test_a_client_s_match_goes_only_with_always() -> None:
+    from agentcli.agent.review.answers import decisions_in
+
+    ok = {"decisions": [{"type": "approve", "always": True, "match": "git *"}]}
+    assert decisions_in(ok, 1)[0]["match"] == "git *"
+    for bad in (
+        {"type": "approve", "match": "git *"},
+        {"type": "reject", "always": True, "match": "git *"},
+        {"type": "approve", "always": True, "match": ""},
+        {"type": "approve", "always": True, "match": ["git *"]},
+        {"type": "approve", "always": True, "match": "x" * 501},
+    ):
+        with pytest.raises(ValueError, match="a match goes only"):
+            decisions_in({"decisions": [bad]}, 1)
