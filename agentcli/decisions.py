@@ -3,9 +3,10 @@
 The form is LangChain v1's human-in-the-loop decision, which any client of a LangGraph server
 may send: `{"type": "approve"}`, `{"type": "edit", "edited_action": {"name", "args"}}`,
 `{"type": "reject", "message"?}`; agentcli adds `done` (a call cut off by a crash, marked as
-having run), `"sandbox": "off"` on an approve (run a confined call unconfined, once) and who
-decided (`who`, `by`). The review node still checks every decision it
-receives (agent/review.py): these constructors are how agentcli builds them.
+having run), `"always": true` on an approve (with a `"match"`: only the calls that rule
+matches, policy/thread_rules.py), `"sandbox": "off"` on an approve (run a confined call
+unconfined, once) and who decided (`who`, `by`). The review node still checks every decision
+it receives (agent/review.py): these constructors are how agentcli builds them.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class Decision(TypedDict):
     message: NotRequired[str]
     edited_action: NotRequired[EditedAction]
     always: NotRequired[bool]  # approve this tool for the rest of the thread
+    match: NotRequired[str]  # with always: only its calls this rule's match fits (`git *`)
     sandbox: NotRequired[Literal["off"]]  # approve a confined call to run unconfined, once
     who: NotRequired[str]  # person or policy
     by: NotRequired[str]  # the rule, flag or client that decided
@@ -40,6 +42,7 @@ class Decide:
     def approve(
         *,
         always: bool = False,
+        match: str | None = None,
         unconfined: bool = False,
         who: str | None = None,
         by: str | None = None,
@@ -47,6 +50,8 @@ class Decide:
         decision: Decision = {"type": "approve"}
         if always:
             decision["always"] = True
+            if match is not None:  # scoped: the calls of this tool the match fits
+                decision["match"] = match
         if unconfined:  # run outside the sandbox, this once
             decision["sandbox"] = "off"
         return _signed(decision, who, by)

@@ -17,6 +17,7 @@ from agentcli.cli import (
     chat,
     doctor,
     gc_tuning,
+    policy_command,
     review_command,
     run,
     setup,
@@ -50,6 +51,7 @@ app.command()(undo_command.undo)
 app.command()(undo_command.diff)
 app.add_typer(threads.app, name="threads")
 app.command(name="tools")(tools_command.tools)
+app.add_typer(policy_command.app, name="policy")
 app.add_typer(setup.app, name="config")
 app.command()(doctor.doctor)
 

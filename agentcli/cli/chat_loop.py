@@ -22,6 +22,7 @@ from agentcli.ui.safe_text import safe, styled
 if TYPE_CHECKING:
     from agentcli.cli.early_prompt import Starting
     from agentcli.session.thread_session import ThreadSession
+    from agentcli.ui.always_rule import AlwaysScope
     from agentcli.ui.attention import Alarm
     from agentcli.ui.event_renderer import Renderer
 
@@ -204,8 +205,9 @@ class Chat:
         if decisions is None:
             from agentcli.ui.review_prompt import ask_decisions
 
+            scope = always_scope(s)
             with self.alarm(review):
-                decisions = ask_decisions(self.console, review, s.check_edit, s.workspace)
+                decisions = ask_decisions(self.console, review, s.check_edit, s.workspace, scope)
             self.told()
             if decisions is None:
                 return None
@@ -276,3 +278,19 @@ class Chat:
 
 def _where(session: ThreadSession) -> str:
     return session.location
+
+
+def always_scope(session: ThreadSession) -> AlwaysScope:
+    """What `A` counts its rule against (the thread's audit) and writes it to (the config
+    file in use, or the default one; none for a thread on a LangGraph server)."""
+    from agentcli.config import default_config_path
+    from agentcli.ui.always_rule import AlwaysScope
+
+    state = session.state() if session.row is not None else None  # type: ignore[attr-defined]
+    values = getattr(state, "values", None) if state is not None else None
+    if values is None and isinstance(state, dict):
+        values = state.get("values")
+    audit = list((values or {}).get("audit") or [])
+    if session.server_flag:
+        return AlwaysScope(audit, None)
+    return AlwaysScope(audit, session.settings.config_path or default_config_path())

@@ -145,6 +145,14 @@ class Common:
     sandbox: SandboxMode | None = None  # --sandbox, on the commands that run tools
 
     def settings(self) -> Settings:
+        settings = self._settings()
+        for line in settings.warnings:  # once per process, however often settings are read
+            if line not in _WARNED:
+                _WARNED.add(line)
+                warn(line)
+        return settings
+
+    def _settings(self) -> Settings:
         return load_settings(
             self.config,
             {
@@ -167,6 +175,9 @@ class Common:
         from agentcli.threads.backends import open_store
 
         return open_store(settings)
+
+
+_WARNED: set[str] = set()
 
 
 def warn(message: str) -> None:

@@ -104,11 +104,12 @@ def check_rules(rules: list[Any], origin: str, problems: list[str]) -> None:
         if rule.get("decision") not in ("allow", "ask", "deny"):
             got = shown_value(rule.get("decision"))
             problems.append(f"{where}: decision = {got}: expected allow, ask or deny")
-        unknown = set(rule) - {"tool", "match", "decision", "sandbox"}
+        unknown = set(rule) - {*RULE_KEYS, "should_match", "should_not_match"}
         if unknown:
             names = ", ".join(sorted(unknown))
             problems.append(
-                f"{where}: unknown key {names} (a rule has tool, match, decision and sandbox)"
+                f"{where}: unknown key {names} (a rule has tool, match, decision, sandbox,"
+                " should_match and should_not_match)"
             )
         if "sandbox" in rule and (
             rule["sandbox"] != "off"
@@ -128,6 +129,29 @@ def check_rules(rules: list[Any], origin: str, problems: list[str]) -> None:
 
             if problem := rule_problem(rule["tool"], rule["match"]):
                 problems.append(f"{where} ({rule['tool']}): {problem}")
+        _check_examples(rule, where, problems)
+
+
+RULE_KEYS = ("tool", "match", "decision", "sandbox")
+
+
+def _check_examples(rule: dict[str, Any], where: str, problems: list[str]) -> None:
+    """`should_match` and `should_not_match`: lists of strings the rule is tried on, each
+    failure a problem naming the rule (number, tool, match)."""
+    from agentcli.policy.rule_examples import EXAMPLE_KEYS, example_problems
+
+    lists = {key: rule[key] for key in EXAMPLE_KEYS if key in rule}
+    for key, value in list(lists.items()):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            problems.append(f'{where}: {key} = {shown_value(value)}: expected ["a", "b"]')
+            del lists[key]
+    if not lists or rule.get("decision") not in ("allow", "ask", "deny"):
+        return
+    if not isinstance(rule.get("match", ""), str):
+        return
+    named = f"{where} ({rule['tool']} {rule.get('match') or '*'})"
+    checked = {k: v for k, v in rule.items() if k not in EXAMPLE_KEYS} | lists
+    problems.extend(f"{named}: {problem}" for problem in example_problems(checked))
 
 
 def check_servers(servers: dict[str, Any], origin: str, problems: list[str]) -> None:

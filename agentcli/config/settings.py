@@ -95,6 +95,8 @@ class Settings:
     notify_timeout: float = 10.0  # seconds the notify command may take
     config_path: Path | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+    # what is legal but likely a mistake (an allow rule that allows everything): a line each
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def db_path(self) -> Path:
@@ -151,7 +153,24 @@ def load_settings(
     check_prices(settings.prices, sources.get("model.prices", "config"), problems)
     if problems:
         raise ConfigError(*problems)
-    return settings
+    origin = sources.get("approval.rules", "config")
+    return replace(settings, warnings=tuple(rule_warnings(settings.rules, origin)))
+
+
+def rule_warnings(rules: list[dict[str, Any]], origin: str) -> list[str]:
+    """One line per allow rule that amounts to allowing everything (policy/allow_all.py)."""
+    from agentcli.policy.allow_all import allows_everything
+
+    lines = []
+    for number, rule in enumerate(rules, 1):
+        why = allows_everything(rule["tool"], rule.get("match"), rule["decision"])
+        if why:
+            hint = ' (name what you mean, e.g. "python -m pytest *")' if "run" in why else ""
+            lines.append(
+                f"[[approval.rules]] number {number} in {origin} ({rule['tool']}"
+                f" {rule.get('match') or '*'}): {why}{hint}"
+            )
+    return lines
 
 
 def for_model(settings: Settings, name: str) -> Settings:

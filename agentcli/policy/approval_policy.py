@@ -2,7 +2,8 @@
 
 Order: denials first (flag, config list, deny rules), then the run's own flags
 (--auto-approve, --approve TOOL), then ask rules, then allows (config list, allow
-rules, tools the person allowed for this thread with `A`), then the default: ask.
+rules, then what the person allowed for this thread with `A`: rules scoped to a match, tried
+with the config's, and whole tools), then the default: ask.
 Shell rules read the command with a bash grammar (agentcli/policy/shell_rules.py): a deny rule
 that may match a part of the line that cannot be read asks a person, before the flags.
 
@@ -37,6 +38,7 @@ from agentcli.policy.rule_subjects import (
     path_rule_matches,
     subject_matches,
 )
+from agentcli.policy.thread_rules import THREAD_LABEL, thread_rules
 
 
 @dataclass(frozen=True)
@@ -127,10 +129,11 @@ class Policy:
             return found
         if tool in self.allow:
             return Verdict("allow", "config approval.allow")
-        if found := self._rule(tool, args, "allow", workspace):
+        names, scoped = thread_rules(thread_allow)
+        if found := self._rule(tool, args, "allow", workspace, scoped):
             return found
-        if tool in thread_allow:
-            return Verdict("allow", "always for this thread")
+        if tool in names:
+            return Verdict("allow", THREAD_LABEL)
         return Verdict("ask", "default")
 
     def redirect_refusal(self, first: str, url: str) -> str | None:
@@ -184,11 +187,22 @@ class Policy:
         return None
 
     def _rule(
-        self, tool: str, args: Mapping[str, Any], decision: Decision, workspace: Path | None
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        decision: Decision,
+        workspace: Path | None,
+        scoped: Iterable[tuple[str, str]] = (),
     ) -> Verdict | None:
+        """The first rule of this decision that matches the call; `scoped`: allow rules the
+        person kept for this thread (`A`), tried after the config's."""
+        numbered = [(_label(n, r), r) for n, r in enumerate(self.rules, 1)]
+        for name, match in scoped:
+            rule = Rule(name, "allow", match)
+            numbered.append((f"{THREAD_LABEL} ({name} {match})", rule))
         if tool == "shell":
-            return self._shell_rule(str(args.get("command", "")), decision)
-        for number, rule in enumerate(self.rules, 1):
+            return self._shell_rule(str(args.get("command", "")), decision, numbered)
+        for label, rule in numbered:
             if rule.decision != decision:
                 continue
             if tool in FILE_TOOLS and rule.match is not None:
@@ -202,10 +216,12 @@ class Policy:
             else:
                 hit = False
             if hit:
-                return Verdict(decision, _label(number, rule))
+                return Verdict(decision, label)
         return None
 
-    def _shell_rule(self, command: str, decision: Decision) -> Verdict | None:
+    def _shell_rule(
+        self, command: str, decision: Decision, numbered: list[tuple[str, Rule]]
+    ) -> Verdict | None:
         """Shell rules, read with a bash grammar (agentcli/policy/bash/parse.py).
 
         An allowed chain needs an allow rule for each of its commands. A deny or ask rule that
@@ -213,30 +229,30 @@ class Policy:
         for a deny rule that comes before the flags, so --auto-approve cannot run it.
         """
         rules = [
-            (number, rule)
-            for number, rule in enumerate(self.rules, 1)
+            (label, rule)
+            for label, rule in numbered
             if rule.decision == decision and fnmatch.fnmatchcase("shell", rule.tool)
         ]
         if not rules:
             return None
-        if wholesale := next(((n, r) for n, r in rules if r.match is None), None):
-            return Verdict(decision, _label(*wholesale))
+        if wholesale := next((label for label, r in rules if r.match is None), None):
+            return Verdict(decision, wholesale)
         from agentcli.policy import shell_rules
 
         if decision == "allow":
             used: list[str] = []
             parts = shell_rules.simple_commands(command)
             for part in parts or [""]:  # "" (not plain, or empty) fits no pattern below
-                hit = next((n for n, r in rules if part and fits(part, r.match)), None)
+                hit = next((label for label, r in rules if part and fits(part, r.match)), None)
                 if hit is None:
                     return None
-                used.append(_label(hit, self.rules[hit - 1]))
+                used.append(hit)
             return Verdict("allow", " and ".join(dict.fromkeys(used)))
-        found = [(n, r, shell_rules.finds(command, str(r.match))) for n, r in rules]
-        if sure := next(((n, r) for n, r, how in found if how == "yes"), None):
-            return Verdict(decision, _label(*sure))
-        if unsure := next(((n, r) for n, r, how in found if how == "maybe"), None):
-            return Verdict("ask", f"{_label(*unsure)}, which the command may hide")
+        found = [(label, shell_rules.finds(command, str(r.match))) for label, r in rules]
+        if sure := next((label for label, how in found if how == "yes"), None):
+            return Verdict(decision, sure)
+        if unsure := next((label for label, how in found if how == "maybe"), None):
+            return Verdict("ask", f"{unsure}, which the command may hide")
         return None
 
 

@@ -20,6 +20,7 @@ from agentcli.agent.review.answers import UNCHANGED
 from agentcli.decisions import Decide, Decision
 from agentcli.events import ReviewRequest
 from agentcli.terminal_text import dumps, dumps_shown
+from agentcli.ui.always_rule import AlwaysScope, ask_scope
 from agentcli.ui.call_preview import preview
 from agentcli.ui.event_renderer import call_panel
 from agentcli.ui.message_input import edit_line, prefills
@@ -40,19 +41,27 @@ Checker = Callable[[str, Any, Any], "str | None"]
 
 
 def ask_decisions(
-    console: Console, review: ReviewRequest, check: Checker, workspace: Path | None
+    console: Console,
+    review: ReviewRequest,
+    check: Checker,
+    workspace: Path | None,
+    scope: AlwaysScope | None = None,
 ) -> list[Decision] | None:
     """One decision per pending call, in order; None if the person chose to quit.
 
     File writes and edits show a diff against the file in `workspace`; with no workspace
-    (a remote session: the files are on the server) they show their arguments.
+    (a remote session: the files are on the server) they show their arguments. `A` offers a
+    rule scoped to the call (always_rule.py), counted against `scope.audit`.
     """
+    from agentcli.policy.call_scope import fits
+
     decisions: list[Decision] = []
-    always: set[str] = set()
+    always: list[tuple[str, str | None]] = []  # (tool, match or None: the whole tool)
+    scope = scope or AlwaysScope()
     total = len(review.action_requests)
     for index, request in enumerate(review.action_requests, 1):
         name, args = request["name"], request["args"]
-        if name in always:
+        if any(fits(tool, match, name, args, workspace) for tool, match in always):
             console.print(styled(("approved ", "green"), (name, "green"), (ALWAYS, "green")))
             decisions.append(Decide.approve())
             continue
@@ -63,6 +72,14 @@ def ask_decisions(
             console.print(styled(("runs in the sandbox: ", "dim"), (str(sandbox), "dim")))
         if limit := request.get("undo"):
             console.print(styled(("cannot be undone: ", "yellow"), (str(limit), "yellow")))
+        scoped: list[str | None] = []
+
+        def on_always(name: str = name, args: Any = args, scoped: list = scoped) -> Decision | None:
+            asked = ask_scope(console, name, args, workspace, scope)
+            if asked is not None:
+                scoped.append(asked[1])
+            return None if asked is None else asked[0]
+
         decision = _ask_one(
             console,
             name,
@@ -71,11 +88,21 @@ def ask_decisions(
             rerun=bool(request.get("rerun")),
             lift=bool(sandbox),
             view=partial(page, console, name, args, workspace, description),
+            on_always=on_always,
         )
         if decision is None:
             return None
-        if decision.get("always"):
-            always.add(name)
+        if decision.get("always") and scoped and scoped[-1] is not None:
+            always.append((name, scoped[-1]))
+            console.print(
+                styled(
+                    ("calls of ", "dim"),
+                    (name, "dim"),
+                    (" this rule matches are allowed for the rest of this thread", "dim"),
+                )
+            )
+        elif decision.get("always"):
+            always.append((name, None))
             console.print(
                 styled(
                     (name, "dim"),
@@ -97,6 +124,7 @@ def _ask_one(
     rerun: bool = False,
     view: Callable[[], None] | None = None,
     lift: bool = False,
+    on_always: Callable[[], Decision | None] | None = None,
 ) -> Decision | None:
     choices = RERUN_CHOICES if rerun else UNCONFINED_CHOICES if lift else CHOICES
     draft: str | None = None  # a refused edit, kept to be offered again
@@ -116,7 +144,11 @@ def _ask_one(
         if choice == "u" and lift and not rerun:  # only offered for a call that runs confined
             return Decide.approve(unconfined=True)
         if choice == "A":
-            return Decide.approve(always=True)
+            if on_always is None:
+                return Decide.approve(always=True)
+            if (scoped := on_always()) is not None:
+                return scoped
+            continue  # back to the choice
         if choice == "q":
             return None
         if choice == "r":

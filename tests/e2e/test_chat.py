@@ -158,8 +158,11 @@ def test_always_approves_the_tool_for_the_rest_of_the_thread(agent: Agent) -> No
     )
     child = agent.spawn("chat", "list")
     child.expect(CHOICE)
-    child.sendline("A")
-    child.expect(re.escape('[approval] allow = ["list_dir"]'))
+    child.sendline("A")  # a rule scoped to the folder: here the whole workspace
+    child.expect(re.escape('rule: tool = "list_dir", match = "*", decision = "allow"'))
+    child.expect(r"would have matched 0 of the 0 earlier list_dir calls")
+    child.sendline("t")
+    child.expect("calls of list_dir this rule matches are allowed for the rest of this thread")
     child.expect(r"approved list_dir \(always")
     child.expect("Listed three times.")
     leave(child)

@@ -21,6 +21,7 @@ from agentcli.agent.review.argument_check import validate_args
 from agentcli.agent.review.preconditions import precondition
 from agentcli.agent.toolset.sandboxing import UNCONFINED
 from agentcli.decisions import DECISIONS
+from agentcli.policy.thread_rules import MAX_MATCH
 
 
 def decisions_in(
@@ -54,12 +55,27 @@ def decisions_in(
                 f'decision {index}: "sandbox": "off" goes only with an approve of a call that'
                 " would run confined (a shell command, the sandbox on)"
             )
+        if decision.get("match") is not None and not _scoped_ok(decision, kind):
+            raise ValueError(
+                f"decision {index}: a match goes only with an approve that has"
+                f' "always": true, as a string of 1 to {MAX_MATCH} characters'
+            )
         action = decision.get("edited_action")
         if kind == "edit" and not (
             isinstance(action, Mapping) and isinstance(action.get("args"), dict)
         ):
             raise ValueError(f"decision {index}: an edit needs edited_action.args as an object")
     return decisions
+
+
+def _scoped_ok(decision: Mapping[str, Any], kind: str) -> bool:
+    match = decision.get("match")
+    return (
+        kind == "approve"
+        and decision.get("always") is True
+        and isinstance(match, str)
+        and 0 < len(match) <= MAX_MATCH
+    )
 
 
 UNCHANGED = "the edit changes nothing; approve the call instead"

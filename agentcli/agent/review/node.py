@@ -39,6 +39,7 @@ from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.toolset.sandboxing import UNCONFINED, unconfined_rule, would_confine
 from agentcli.agent.undo_snapshots import review_note
 from agentcli.decisions import DECISIONS
+from agentcli.policy.thread_rules import scoped_entry
 
 Sealer = Callable[[ToolCall, bool], str]
 UNCONFINED_BY_PERSON = "off (unconfined once, chosen at the review)"
@@ -254,8 +255,8 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
                     continue
                 off = UNCONFINED_BY_PERSON if decision.get("sandbox") == UNCONFINED else None
                 turn.run(call, "approved" if personal else "allowed", who, by, unconfined=off)
-                if decision.get("always"):
-                    remember.append(call["name"])
+                if decision.get("always"):  # the whole tool, or the calls a match fits
+                    remember.append(scoped_entry(call["name"], decision.get("match")))
             elif kind == "edit":  # its arguments were checked before it was taken
                 args = decision["edited_action"]["args"]
                 if denied(call, args):

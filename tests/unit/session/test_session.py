@@ -160,6 +160,26 @@ def test_always_allows_the_tool_for_the_rest_of_the_thread(make) -> None:
     assert s.state().values["allowed_tools"] == ["peek"]
 
 
+def test_always_with_a_match_allows_only_the_calls_it_matches(make) -> None:
+    s = make(
+        [
+            call(("peek", {"path": "a/1"})),
+            call(("peek", {"path": "a/2"}), ("peek", {"path": "b/3"})),
+            say("done"),
+        ]
+    )
+    review_of(drain(s.send("go")))
+    review = review_of(drain(s.decide([{"type": "approve", "always": True, "match": "a/*"}])))
+    assert [r["args"] for r in review.action_requests] == [{"path": "b/3"}]  # a/2 allowed
+    allowed = [r for r in s.state().values["audit"] if r["args"] == {"path": "a/2"}]
+    assert [(r["decision"], r["by"]) for r in allowed] == [
+        ("allowed", "always for this thread (peek a/*)")
+    ]
+    assert s.state().values["allowed_tools"] == ['["peek", "a/*"]']
+    drain(s.decide([{"type": "approve"}]))
+    assert RAN == [{"path": "a/1"}, {"path": "a/2"}, {"path": "b/3"}]
+
+
 @pytest.mark.backends
 def test_a_pending_review_survives_the_process(make) -> None:
     first = make([call(("note", {"text": "later"}))])

@@ -1,0 +1,141 @@
+"""`A` at a review: a rule scoped to the call's main argument (policy/call_scope.py), shown
+with how many earlier calls of the thread it would have matched; the person may edit its
+match, then keep it for this thread or also write it to the config file.
+
+The rule goes to the graph in the decision (`"always": true, "match": ...`): the graph, not
+this prompt, keeps it for the thread (sealed) and decides by it what runs without review.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from agentcli.decisions import Decide, Decision
+from agentcli.ui.message_input import edit_line, prefills
+from agentcli.ui.safe_text import styled
+
+SCOPE_CHOICES = "[t]his thread  [w]rite to the config file too  [e]dit the match  [b]ack > "
+THREAD_ONLY = "[t]his thread  [e]dit the match  [b]ack > "
+
+
+@dataclass
+class AlwaysScope:
+    """What `A` needs beyond the call: the thread's audit (its earlier decided calls) and the
+    config file `w` writes to (None: not offered, as on a LangGraph server, whose rules are
+    its own)."""
+
+    audit: Sequence[Mapping[str, Any]] = field(default_factory=list)
+    config_path: Path | None = None
+
+
+def ask_scope(
+    console: Console, name: str, args: Any, workspace: Path | None, scope: AlwaysScope
+) -> tuple[Decision, str | None] | None:
+    """The approve-always decision and its match (None: the whole tool, for a tool whose
+    calls have nothing to scope), or None to go back to the choice."""
+    from agentcli.policy.call_scope import proposed_match
+
+    match = proposed_match(name, args, workspace) if isinstance(args, dict) else None
+    if match is None:
+        return Decide.approve(always=True), None
+    while True:
+        _show(console, name, match, args, workspace, scope)
+        choices = SCOPE_CHOICES if scope.config_path is not None else THREAD_ONLY
+        try:
+            choice = console.input(Text(choices, style="bold")).strip()
+        except (EOFError, KeyboardInterrupt):
+            console.print()
+            return None
+        if choice == "t":
+            return Decide.approve(always=True, match=match), match
+        if choice == "w" and scope.config_path is not None:
+            if _write(console, scope.config_path, name, match, args):
+                return Decide.approve(always=True, match=match), match
+        elif choice == "e":
+            match = _edit(console, match)
+        elif choice == "b":
+            return None
+        else:
+            console.print(Text(f"unknown choice {choice!r}", style="yellow"))
+
+
+def _show(
+    console: Console,
+    name: str,
+    match: str,
+    args: Any,
+    workspace: Path | None,
+    scope: AlwaysScope,
+) -> None:
+    from agentcli.policy.call_scope import fits
+
+    earlier = [r for r in scope.audit if r.get("tool") == name and isinstance(r.get("args"), dict)]
+    hits = sum(fits(name, match, name, r["args"], workspace) for r in earlier)
+    console.print(
+        styled(
+            ("rule: ", "bold"),
+            f"tool = {json.dumps(name)}, match = {json.dumps(match, ensure_ascii=False)},",
+            ' decision = "allow"',
+        )
+    )
+    console.print(
+        styled(
+            (f"it would have matched {hits} of the {len(earlier)} earlier {name} calls", "dim"),
+            (" in this thread", "dim"),
+        )
+    )
+    if not fits(name, match, name, args, workspace):
+        console.print(
+            Text("it does not match this call (which is approved this once)", style="yellow")
+        )
+
+
+def _edit(console: Console, match: str) -> str:
+    if not prefills():
+        console.print(styled(("current match: ", "dim"), match))
+    try:
+        text = edit_line("match > ", match).strip()
+    except (EOFError, KeyboardInterrupt):
+        if not prefills():
+            console.print()
+        return match
+    if not text:
+        console.print(Text("an empty match: kept as it was", style="yellow"))
+        return match
+    return text
+
+
+def _write(console: Console, path: Path, name: str, match: str, args: Mapping[str, Any]) -> bool:
+    """Append the rule to the config file; False (and why) if it cannot be."""
+    from agentcli.config.rule_file import append_rule, rule_table
+    from agentcli.errors import AgentcliError
+    from agentcli.policy.rule_examples import example_problems
+
+    example = _subject(name, args)
+    examples: tuple[str, ...] = ()
+    rule = {"tool": name, "match": match, "decision": "allow", "should_match": [example]}
+    if example is not None and not example_problems(rule):
+        examples = (example,)  # the call it was made for, as the rule's own test
+    try:
+        append_rule(path, rule_table(name, match, examples=examples))
+    except AgentcliError as exc:
+        for line in exc.lines:
+            console.print(styled(("not written: ", "red"), line))
+        return False
+    console.print(styled(("written to ", "green"), (str(path), "green")))
+    return True
+
+
+def _subject(name: str, args: Mapping[str, Any]) -> str | None:
+    """The call's subject as a rule example spells it (rule_examples.py)."""
+    for key in ("command", "url", "path"):
+        if isinstance(args.get(key), str):
+            return str(args[key]) if name == "shell" or key != "command" else None
+    return None
