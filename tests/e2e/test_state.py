@@ -209,7 +209,7 @@ def test_nothing_is_wrapped_or_cut_for_a_pipe(agent: Agent) -> None:
 
 BAD_INVOCATIONS = [
     (("run", "--foo"), "No such option: --foo", "agentcli run --help"),
-    (("review",), "Missing argument 'ID'", "agentcli review --help"),
+    (("undo",), "Missing argument 'ID'", "agentcli undo --help"),
     (("run", "-o", "xml", "hi"), "'xml' is not one of", "agentcli run --help"),
     (("threads", "nope"), "No such command 'nope'", "agentcli threads --help"),
     (("threads", "list", "-n", "many"), "'many' is not a valid int", "threads list --help"),
