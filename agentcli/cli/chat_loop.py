@@ -286,11 +286,7 @@ def always_scope(session: ThreadSession) -> AlwaysScope:
     from agentcli.config import default_config_path
     from agentcli.ui.always_rule import AlwaysScope
 
-    state = session.state() if session.row is not None else None  # type: ignore[attr-defined]
-    values = getattr(state, "values", None) if state is not None else None
-    if values is None and isinstance(state, dict):
-        values = state.get("values")
-    audit = list((values or {}).get("audit") or [])
+    audit = list(session.values().get("audit") or [])  # a review: the thread exists
     if session.server_flag:
         return AlwaysScope(audit, None)
     return AlwaysScope(audit, session.settings.config_path or default_config_path())
