@@ -68,9 +68,20 @@ def test_an_mcp_call_is_reviewed_then_approved_and_its_result_reaches_the_model(
     assert WARNING in parked.stderr
     result = json.loads(parked.stdout)
     assert result["status"] == "awaiting_approval"
+    undo = "{} is not a built-in tool: what it changes outside the workspace stays changed"
     assert result["pending"] == [
-        {"call_id": "call_1", "tool": "calc__add", "args": {"a": 2, "b": 3}},
-        {"call_id": "call_2", "tool": "calc__mark", "args": {"path": str(marker)}},
+        {
+            "call_id": "call_1",
+            "tool": "calc__add",
+            "args": {"a": 2, "b": 3},
+            "undo": undo.format("calc__add"),
+        },
+        {
+            "call_id": "call_2",
+            "tool": "calc__mark",
+            "args": {"path": str(marker)},
+            "undo": undo.format("calc__mark"),
+        },
     ]
     offered = {t["function"]["name"]: t for t in mcp_agent.server.requests[0]["tools"]}
     assert offered["calc__add"]["function"]["parameters"]["required"] == ["a", "b"]

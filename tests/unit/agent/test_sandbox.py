@@ -129,4 +129,14 @@ def test_the_settings_make_the_sandbox() -> None:
     from agentcli.agent.toolset.sandboxing import sandbox_of
 
     settings = Settings(sandbox_mode="read-only", sandbox_network=True, sandbox_writable=["~/c"])
-    assert sandbox_of(settings) == Sandbox("read-only", True, ("~/c",))
+    sandbox = sandbox_of(settings)
+    assert (sandbox.mode, sandbox.network, sandbox.writable) == ("read-only", True, ("~/c",))
+    # agentcli's own data stays read-only to confined commands (the workspace may hold it)
+    db = str(settings.db_path)
+    assert sandbox.protected == (
+        str(settings.snapshots_dir),
+        db,
+        f"{db}-wal",
+        f"{db}-shm",
+        f"{db}-journal",
+    )

@@ -177,7 +177,9 @@ def test_always_with_a_match_allows_only_the_calls_it_matches(make) -> None:
     ]
     assert s.state().values["allowed_tools"] == ['["peek", "a/*"]']
     drain(s.decide([{"type": "approve"}]))
-    assert RAN == [{"path": "a/1"}, {"path": "a/2"}, {"path": "b/3"}]
+    # a/2 and b/3 run in one step, side by side: in either order
+    assert RAN[0] == {"path": "a/1"}
+    assert sorted(r["path"] for r in RAN[1:]) == ["a/2", "b/3"]
 
 
 @pytest.mark.backends
