@@ -38,13 +38,10 @@ def test_diff_at_a_terminal_marks_escape_sequences_in_names_and_contents(agent: 
 
 
 def test_undo_names_a_gitignore_the_agent_wrote(agent: Agent) -> None:
-    thread = run_turn(
-        agent,
-        "hide",
-        ("write_file", {"path": ".gitignore", "content": "*.log\n"}),
-        ("shell", {"command": "printf secret > out.log"}),
-    )
-    result = agent.run("undo", thread, "--yes", "--files-only")
+    # one turn after the other: two calls of one turn run in either order
+    thread = run_turn(agent, "hide", ("write_file", {"path": ".gitignore", "content": "*.log\n"}))
+    run_turn(agent, "log", ("shell", {"command": "printf secret > out.log"}), thread=thread)
+    result = agent.run("undo", thread, "--to", "1", "--yes", "--files-only")
     assert result.returncode == 0, result.stderr
     assert not (agent.workspace / ".gitignore").exists()
     assert (agent.workspace / "out.log").exists()  # never in a snapshot: left, but said
