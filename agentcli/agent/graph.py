@@ -23,6 +23,7 @@ from agentcli.agent.context.fit import ContextFit, notice
 from agentcli.agent.model.answer_stream import Accumulator
 from agentcli.agent.model.cut_off_answers import cut_off_reason, without_calls
 from agentcli.agent.model.retries import Retries, answer
+from agentcli.agent.review.audit_chain import chaining
 from agentcli.agent.review.dismissed_calls import reconcile
 from agentcli.agent.review.node import make_review_nodes
 from agentcli.agent.state import AgentState, RunContext
@@ -202,10 +203,10 @@ def build_graph(
         return Command(update=update, goto="review" if calls else END)
 
     builder = StateGraph(AgentState, context_schema=context_schema)
-    builder.add_node("agent", agent, destinations=("review", "agent", END))
+    builder.add_node("agent", chaining(agent), destinations=("review", "agent", END))
     review, approve = make_review_nodes(tools)
-    builder.add_node("review", review, destinations=("approve", "tools", "agent", END))
-    builder.add_node("approve", approve, destinations=("tools", "agent"))
+    builder.add_node("review", chaining(review), destinations=("approve", "tools", "agent", END))
+    builder.add_node("approve", chaining(approve), destinations=("tools", "agent"))
     builder.add_node("tools", make_tools_node(tools))
     builder.add_edge(START, "agent")
     builder.add_edge("tools", "agent")

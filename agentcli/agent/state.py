@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
@@ -47,6 +48,9 @@ class AgentState(TypedDict, total=False):
     audit: Annotated[  # one record per decided call
         list[dict[str, Any]], DeltaChannel(_extend, snapshot_frequency=SNAPSHOT_EVERY // 4)
     ]
+    # records of the tools tasks, which run in parallel and cannot see `audit`: the next
+    # node chains them into it (review/audit_chain.py)
+    audit_pending: Annotated[list[dict[str, Any]], operator.add]
     review: dict[str, Any] | None  # the policy's verdicts, while a person decides the rest
     # what the model is sent in place of the oldest messages (compaction.py): `upto`, the
     # number of messages a model-written `summary` stands for; `messages` stays whole

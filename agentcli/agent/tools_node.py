@@ -50,7 +50,7 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         if not isinstance(task, dict) or not call_sealed(
             key_of(ctx), thread_id, step_of(config), task
         ):
-            return {"audit": [_not_approved(task)]}
+            return {"audit_pending": [_not_approved(task)]}  # chained by the next node
         call = task["tool_call"]
         unconfined = task.get("sandbox") == UNCONFINED  # sealed with the call: checked above
         task = {k: v for k, v in task.items() if k not in ("approval", "sandbox")}
@@ -63,6 +63,7 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
                 # never offered again while its first run may still be alive
                 earlier, where = settle(journal, thread_id, key, earlier)
                 again, decided = ask_again(call, earlier, by_name, ctx, where)
+                decided = _pending(decided)
                 if again is None:
                     return decided
                 task = {**task, "tool_call": again}
@@ -83,6 +84,14 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         return {**result, **decided} if decided and isinstance(result, dict) else result
 
     return tools_node
+
+
+def _pending(update: dict[str, Any]) -> dict[str, Any]:
+    """A tools task's update, its audit records left for the next node to chain (it cannot
+    see the thread's audit: review/audit_chain.py)."""
+    records = update.get("audit")
+    rest = {k: v for k, v in update.items() if k != "audit"}
+    return {**rest, "audit_pending": records} if records else rest
 
 
 def _with_context(

@@ -14,6 +14,7 @@ import typer
 
 from agentcli import __version__
 from agentcli.cli import (
+    audit_command,
     chat,
     doctor,
     gc_tuning,
@@ -50,6 +51,7 @@ app.command()(review_command.review)
 app.command()(undo_command.undo)
 app.command()(undo_command.diff)
 app.add_typer(threads.app, name="threads")
+app.add_typer(audit_command.app, name="audit")
 app.command(name="tools")(tools_command.tools)
 app.add_typer(policy_command.app, name="policy")
 app.add_typer(setup.app, name="config")

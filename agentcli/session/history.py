@@ -32,9 +32,15 @@ def _config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
 
 
-def values(store: Store, thread_id: str) -> dict[str, Any]:
-    """The thread's latest state: messages, audit, allowed tools."""
-    return dict(_reader(store).get_state(_config(thread_id)).values)
+def values(store: Store, thread_id: str, reader: Any = None) -> dict[str, Any]:
+    """The thread's latest state: messages, audit, allowed tools (`reader`: one compiled
+    graph for many threads, from `reader_of`)."""
+    return dict((reader or _reader(store)).get_state(_config(thread_id)).values)
+
+
+def reader_of(store: Store) -> Any:
+    """A graph that only reads the store's threads."""
+    return _reader(store)
 
 
 def turns(store: Store, thread_id: str) -> list[Turn]:
@@ -56,7 +62,7 @@ def turns(store: Store, thread_id: str) -> list[Turn]:
 def fork(store: Store, row: ThreadRow, new_id: str, at: int | None) -> ThreadRow:
     """A new thread from `row`'s latest state, or from just before its user message `at`."""
     if at is None:
-        return store.copy(row, new_id, None, row.turns)
+        return _anchored(store, store.copy(row, new_id, None, row.turns))
     known = turns(store, row.thread_id)
     if not 1 <= at <= len(known):
         raise UsageError(
@@ -65,4 +71,15 @@ def fork(store: Store, row: ThreadRow, new_id: str, at: int | None) -> ThreadRow
     fork_row = store.copy(row, new_id, known[at - 1].checkpoint_id or "", at - 1)
     messages = values(store, new_id).get("messages", [])
     store.update(new_id, messages=len(messages))
-    return fork_row
+    return _anchored(store, fork_row)
+
+
+def _anchored(store: Store, row: ThreadRow) -> ThreadRow:
+    """The fork's copy of its parent's audit chain, anchored where the copy ends."""
+    from agentcli.agent.review.approval_seals import ApprovalKey
+    from agentcli.config.settings import data_dir
+    from agentcli.session.audit_anchor import advance
+
+    audit = values(store, row.thread_id).get("audit", [])
+    advance(store, ApprovalKey.load(data_dir()), row.thread_id, audit)
+    return row

@@ -13,6 +13,7 @@ from typing import Any
 from agentcli.agent.model.chat_model import explain
 from agentcli.errors import AgentcliError, AnswerStopped, Interrupted
 from agentcli.events import AssistantMessage, Event, TextDelta, ToolResult
+from agentcli.session.audit_anchor import advance
 from agentcli.session.background_run import Background
 from agentcli.session.local_graph import LocalGraph
 from agentcli.session.stream_events import Translator, stop_reason
@@ -136,3 +137,4 @@ class RunLoop(LocalGraph):
             if usage:
                 self.store.add_usage(self.thread_id, usage)
             self.store.update(self.thread_id, status=status, last_error=error, messages=count)
+            advance(self.store, self.approval_key, self.thread_id, snapshot.values.get("audit", []))

@@ -59,6 +59,16 @@ MIGRATIONS: list[tuple[str, str]] = [
         "006_note",  # said to the model with the next message (undo --files-only)
         "ALTER TABLE agentcli_threads ADD COLUMN note TEXT;",
     ),
+    (
+        "007_audit_anchor",  # audit_anchors.py: where each thread's audit chain ends
+        """CREATE TABLE agentcli_audit_anchor (
+            thread_id TEXT PRIMARY KEY,
+            records INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            seal TEXT NOT NULL,
+            at TEXT NOT NULL
+        );""",
+    ),
 ]
 
 # a fork's chain: the fork point and its ancestors, by parent links (not by id order)

@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentcli.errors import AgentcliError
+from agentcli.threads.audit_anchors import AuditAnchors
 from agentcli.threads.call_journal import JournalTables
 from agentcli.threads.locks import ThreadLocks
 from agentcli.threads.schema import MIGRATIONS
@@ -30,7 +31,10 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
 
-class Store(ThreadLocks, JournalTables, ThreadLookup, ThreadCopies):
+OWN_TABLES = ("agentcli_text", "agentcli_calls", "agentcli_audit_anchor")  # by thread_id
+
+
+class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies):
     """Threads, their index and their text; one session's lock on the thread it drives.
 
     Finding threads is ThreadLookup's (thread_lookup.py), forking them ThreadCopies'
@@ -142,7 +146,7 @@ class Store(ThreadLocks, JournalTables, ThreadLookup, ThreadCopies):
         with self._holding(thread_id):
             self.saver.delete_thread(thread_id)
             with self._transaction():
-                for table in ("agentcli_text", "agentcli_calls", "agentcli_threads"):
+                for table in (*OWN_TABLES, "agentcli_threads"):
                     self._execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
 
     def check(self) -> int:

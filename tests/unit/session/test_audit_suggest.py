@@ -1,0 +1,73 @@
+"""Which rules `audit suggest` proposes, and which it never does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcli.policy.allow_all import allows_everything
+from agentcli.session.audit_log import Entry, args_diff, parse_since
+from agentcli.session.audit_suggest import suggestions
+
+
+def entry(
+    tool: str, args: dict, decision: str = "approved", who: str = "person", workspace: str = ""
+) -> Entry:
+    return Entry("2025-01-01T00:00:00+00:00", "t", workspace, "c", tool, decision, who, "x",
+                 args, None, None, "ok", None, True)  # fmt: skip
+
+
+def shell(command: str, decision: str = "approved", who: str = "person") -> Entry:
+    return entry("shell", {"command": command}, decision, who)
+
+
+def found(*entries: Entry) -> list[tuple[str, str, int]]:
+    return [(s.tool, s.match, s.count) for s in suggestions(list(entries))]
+
+
+def test_the_rule_a_would_offer_counted_over_every_call_it_fits() -> None:
+    calls = [shell("git status"), shell("git status"), shell("git status --short")]
+    # `git status *` fits only the third call, which `git status*` fits too: left out
+    assert found(*calls) == [("shell", "git status*", 3)]
+    (only,) = suggestions(calls)
+    assert only.example == {"command": "git status"}
+    assert 'match = "git status*"\ndecision = "allow"' in only.toml()
+    assert suggestions(calls, min_count=4) == []
+
+
+def test_a_call_rejected_edited_or_answered_with_feedback_spoils_every_rule_that_fits_it() -> None:
+    for unwanted in ("rejected", "edited", "feedback"):
+        assert found(*[shell("ls")] * 3, shell("ls", unwanted)) == []
+        assert found(*[shell("git status")] * 3, shell("git status -uno", unwanted)) == []
+    assert found(*[shell("ls")] * 3, shell("rm x", "rejected")) == [("shell", "ls*", 3)]
+
+
+def test_only_a_persons_approvals_count() -> None:
+    assert found(*[shell("make test", who="policy")] * 5, *[shell("make test")] * 2) == []
+
+
+def test_never_a_rule_that_lets_an_interpreter_run_anything() -> None:
+    calls = [shell("python x.py")] * 3 + [shell("sudo ls")] * 3 + [shell("npx cowsay")] * 3
+    calls += [shell("bash -c 'echo hi'")] * 3
+    for suggestion in suggestions(calls):
+        assert allows_everything("shell", suggestion.match, "allow") is None
+    # each is suggested exactly as approved, which allows nothing more
+    assert {s.match for s in suggestions(calls)} == {
+        "python x.py", "sudo ls*", "npx cowsay*", "bash -c 'echo hi'"
+    }  # fmt: skip
+
+
+def test_file_rules_are_the_folder_in_the_calls_workspace(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    ws = str(tmp_path)
+    calls = [entry("write_file", {"path": f"docs/{n}.md"}, workspace=ws) for n in "abc"]
+    assert found(*calls) == [("write_file", "docs/*", 3)]
+    # a tool with nothing to scope a rule by: a rule would allow every call
+    assert found(*[entry("calc__add", {"a": 1})] * 5) == []
+
+
+def test_since_and_the_diff() -> None:
+    assert parse_since("2025-01-31").isoformat() == "2025-01-31T00:00:00+00:00"
+    assert (parse_since("2025-01-31") - parse_since("2d", parse_since("2025-02-02"))).days == 0
+    assert args_diff({"a": 1}, {"a": 1}) is None
+    diff = args_diff({"a": 1}, {"a": 2})
+    assert diff == '--- model\n+++ ran\n@@ -1,3 +1,3 @@\n {\n-  "a": 1\n+  "a": 2\n }'
