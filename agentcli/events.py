@@ -48,6 +48,9 @@ class ReviewRequest(Event):
 
     thread_id: str
     action_requests: list[dict[str, Any]]
+    # a plan's review: every task (id, tool, args, deps, verdict, reason), the asked ones
+    # being the action requests (agent/plan/plan_review.py)
+    plan: list[dict[str, Any]] | None = None
 
 
 @dataclass

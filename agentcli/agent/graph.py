@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -12,6 +13,7 @@ from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
 )
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
@@ -23,6 +25,11 @@ from agentcli.agent.context.fit import ContextFit, notice
 from agentcli.agent.model.answer_stream import Accumulator
 from agentcli.agent.model.cut_off_answers import cut_off_reason, without_calls
 from agentcli.agent.model.retries import Retries, answer
+from agentcli.agent.plan.plan_review import make_plan_nodes
+from agentcli.agent.plan.plan_run import advance
+from agentcli.agent.plan.plan_tool import INSTRUCTIONS as PLAN_INSTRUCTIONS
+from agentcli.agent.plan.plan_tool import plan_tool, planning
+from agentcli.agent.review.approval_seals import allowed_tools, key_of, step_of, thread_of
 from agentcli.agent.review.audit_chain import chaining
 from agentcli.agent.review.dismissed_calls import reconcile
 from agentcli.agent.review.node import make_review_nodes
@@ -144,34 +151,48 @@ def build_graph(
     describes the tools in the system prompt instead of sending them (text_tool_prompt.py).
     """
     textual = tool_calls == "text" and bool(tools)
-    offered = [tool.name for tool in tools] if tool_calls != "native" else []
-    bound: list[Any] = []  # the model with the tools bound, then the model alone
     retries = retry or Retries()
-    described: list[str] = []  # text mode: the tools, as the system prompt describes them
     fit = ContextFit(tools)
+    bindings: dict[bool, _Binding] = {}  # plan mode or not: the model and what it is offered
 
-    def agent(state: AgentState, runtime: Runtime[RunContext]) -> Command:
+    def binding(plan_mode: bool) -> _Binding:
+        if plan_mode not in bindings:
+            plain = bindings[not plan_mode].plain if bindings else model()
+            offer = [plan_tool(tools)] if plan_mode else list(tools)
+            bindings[plan_mode] = _Binding(
+                plain.bind_tools(offer) if offer and not textual else plain,
+                plain,
+                describe(offer) if textual and offer else "",
+                [t.name for t in offer] if tool_calls != "native" else [],
+            )
+        return bindings[plan_mode]
+
+    def agent(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Command:
         ctx = runtime.context
         messages = state["messages"]
         if ctx.cancel is not None and ctx.cancel.is_set():  # Ctrl-C: no further model call
             raise Interrupted("interrupted before the model was asked again")
+        key, thread = key_of(ctx), thread_of(config)
+        allowed = allowed_tools(key, thread, state)
+        if moved := advance(state, ctx, key, thread, step_of(config), allowed):  # a plan runs
+            return Command(update=moved["update"], goto=moved["goto"])
         if settled := reconcile(state):  # calls a client left undecided: told, then asked
             return Command(update=settled, goto="agent")
         if steps_since_user(messages) >= ctx.max_steps:
             return Command(goto=END)
-        prompt = system_prompt(ctx)
-        if not bound:
-            chat = model()
-            bound.extend([chat.bind_tools(list(tools)) if tools and not textual else chat, chat])
-            described.append(describe(tools) if textual else "")
-        if textual:
-            prompt += "\n\n" + described[0]
+        plan_mode = planning(messages)
+        prompt = system_prompt(ctx) + ("\n\n" + PLAN_INSTRUCTIONS if plan_mode else "")
+        chosen = binding(plan_mode)
+        offered = chosen.offered
+        if chosen.described:
+            prompt += "\n\n" + chosen.described
         budget, compaction = fit.budget(ctx), state.get("compaction")
         sent = _as_sent(outgoing(prompt, messages, compaction, budget), textual)
         update: dict[str, Any] = {}
         fresh = (compaction or {}).get("length") != len(messages)  # once per new message
         if budget and ctx.compact and fresh and fit.estimate(sent) > budget.limit:
-            if done := fit.compacted(bound[1], prompt, messages, compaction, budget, "threshold"):
+            done = fit.compacted(chosen.plain, prompt, messages, compaction, budget, "threshold")
+            if done:
                 runtime.stream_writer(notice(done[0]))
                 return Command(update={"compaction": done[0]}, goto="agent")  # saved, then asked
         write = runtime.stream_writer
@@ -180,12 +201,13 @@ def build_graph(
             def once(chat: Any) -> BaseMessage:
                 return ask(chat, request, write, ctx, offered)
 
-            return answer(once, bound[0], request, write, ctx.cancel, retries)
+            return answer(once, chosen.bound, request, write, ctx.cancel, retries)
 
         try:
             reply = asked(sent)
         except Exception as exc:  # a request too long for the server: compacted, tried once more
-            if not (done := fit.after_overflow(bound[1], prompt, messages, compaction, ctx, exc)):
+            done = fit.after_overflow(chosen.plain, prompt, messages, compaction, ctx, exc)
+            if not done:
                 raise
             write(notice(done[0]))
             update["compaction"], sent = done[0], _as_sent(done[1], textual)
@@ -203,14 +225,39 @@ def build_graph(
         return Command(update=update, goto="review" if calls else END)
 
     builder = StateGraph(AgentState, context_schema=context_schema)
-    builder.add_node("agent", chaining(agent), destinations=("review", "agent", END))
+    builder.add_node("agent", chaining(agent), destinations=("review", "agent", "tools", END))
     review, approve = make_review_nodes(tools)
+    plan_review, plan_approve = make_plan_nodes(tools)
+    review = _plan_first(plan_review, review)
+    approve = _plan_first(plan_approve, approve)
     builder.add_node("review", chaining(review), destinations=("approve", "tools", "agent", END))
     builder.add_node("approve", chaining(approve), destinations=("tools", "agent"))
     builder.add_node("tools", make_tools_node(tools))
     builder.add_edge(START, "agent")
     builder.add_edge("tools", "agent")
     return builder
+
+
+@dataclass(frozen=True)
+class _Binding:
+    """The model as one kind of turn asks it: with its tools bound, alone, and the tools as
+    text mode describes them and as text calls are recovered (empty: not in that mode)."""
+
+    bound: Any
+    plain: Any
+    described: str
+    offered: list[str]
+
+
+def _plan_first(plan_half: Callable[..., Any], usual: Callable[..., Any]) -> Callable[..., Any]:
+    """A review node that hands a plan turn to `plan_half` and any other to `usual`."""
+
+    def node(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Any:
+        decided = plan_half(state, runtime, config)
+        return decided if decided is not None else usual(state, runtime, config)
+
+    node.__name__ = getattr(usual, "__name__", "node")
+    return node
 
 
 def _as_sent(request: list[BaseMessage], textual: bool) -> list[BaseMessage]:

@@ -32,6 +32,10 @@ def _extend(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
     return [*state, *(item for write in writes for item in write)]
 
 
+def _merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    return {**old, **new}
+
+
 def _union(old: list[str], new: list[str]) -> list[str]:
     return old + [name for name in new if name not in old]
 
@@ -52,6 +56,9 @@ class AgentState(TypedDict, total=False):
     # node chains them into it (review/audit_chain.py)
     audit_pending: Annotated[list[dict[str, Any]], operator.add]
     review: dict[str, Any] | None  # the policy's verdicts, while a person decides the rest
+    # an approved plan while it runs (plan/plan_run.py), sealed, and its tasks' results
+    plan: dict[str, Any] | None
+    plan_results: Annotated[dict[str, Any], _merged]
     # what the model is sent in place of the oldest messages (compaction.py): `upto`, the
     # number of messages a model-written `summary` stands for; `messages` stays whole
     compaction: dict[str, Any] | None
@@ -64,6 +71,7 @@ class RunContext(ToolContext):
     policy: Policy = field(default_factory=Policy)
     max_steps: int = 25
     max_invalid_turns: int = 3
+    max_replans: int = 3  # [plan] max_replans: plans after the first, per user message
     system_prompt: str | None = None
     # where tool runs are recorded (journal.CallJournal; None: not guarded). Typed Any
     # because LangGraph Server builds a JSON schema of the context, and a store has none.

@@ -19,6 +19,7 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
+from agentcli.agent.plan.plan_run import result_entry
 from agentcli.agent.review.approval_seals import (
     NOT_APPROVED,
     call_sealed,
@@ -42,18 +43,28 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
     def tools_node(
         task: dict[str, Any], runtime: Runtime[RunContext], config: RunnableConfig
     ) -> Any:
-        ctx = runtime.context
-        journal = ctx.journal
-        thread_id = thread_of(config)
+        key, thread_id = key_of(runtime.context), thread_of(config)
         # only a call the review or approve node sealed for this thread and step runs, and
         # it is checked before the journal: a task LangGraph runs again still carries it
-        if not isinstance(task, dict) or not call_sealed(
-            key_of(ctx), thread_id, step_of(config), task
-        ):
+        if not isinstance(task, dict) or not call_sealed(key, thread_id, step_of(config), task):
             return {"audit_pending": [_not_approved(task)]}  # chained by the next node
         call = task["tool_call"]
         unconfined = task.get("sandbox") == UNCONFINED  # sealed with the call: checked above
-        task = {k: v for k, v in task.items() if k not in ("approval", "sandbox")}
+        plan = task.get("plan")  # a plan's task (sealed too): its result goes to the plan
+        task = {k: v for k, v in task.items() if k not in ("approval", "sandbox", "plan")}
+        result = _run(task, call, unconfined, runtime, config)
+        return result if plan is None else _to_plan(result, key, thread_id, plan)
+
+    def _run(
+        task: dict[str, Any],
+        call: Any,
+        unconfined: bool,
+        runtime: Runtime[RunContext],
+        config: RunnableConfig,
+    ) -> Any:
+        ctx = runtime.context
+        journal = ctx.journal
+        thread_id = thread_of(config)
         # journal key: the call in this task. LangGraph gives a task run again the same id
         # (its namespace); some servers give every turn's first call the same call id.
         key = journal_key(call["id"], config["configurable"].get("checkpoint_ns", ""))
@@ -84,6 +95,19 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         return {**result, **decided} if decided and isinstance(result, dict) else result
 
     return tools_node
+
+
+def _to_plan(update: Any, key: Any, thread_id: str, run: str) -> Any:
+    """A plan task's update, its tool message turned into its sealed result in
+    `plan_results` (it answers no call of the model's: plan/plan_run.py joins them)."""
+    if not isinstance(update, dict):
+        return update
+    results: dict[str, Any] = {}
+    for message in update.get("messages", []):
+        if isinstance(message, ToolMessage):
+            results |= result_entry(key, thread_id, run, message)
+    rest = {k: v for k, v in update.items() if k != "messages"}
+    return {**rest, "plan_results": results} if results else rest
 
 
 def _pending(update: dict[str, Any]) -> dict[str, Any]:

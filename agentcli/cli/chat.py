@@ -12,6 +12,7 @@ from agentcli.cli.common_options import (
     Common,
     DenyOpt,
     LastOpt,
+    PlanOpt,
     SandboxOpt,
     ThreadOpt,
     common_options,
@@ -29,6 +30,7 @@ def chat(
     approve: ApproveOpt = None,
     deny: DenyOpt = None,
     sandbox: SandboxOpt = None,
+    plan: PlanOpt = False,
     *,
     common: Common,
 ) -> None:
@@ -36,13 +38,16 @@ def chat(
 
     In a message, @path attaches that workspace file's content. At the prompt, !command
     runs a shell command as you (no model, no review); its output goes with your next
-    message. An AGENTS.md at the workspace root is added to the system prompt.
+    message; /plan MESSAGE asks for a plan for one message. An AGENTS.md at the workspace
+    root is added to the system prompt.
     """
     from agentcli.cli.chat_loop import Chat
     from agentcli.cli.early_prompt import start
 
     common.sandbox = sandbox
-    Chat(start(common, thread, last, auto_approve, approve, deny)).loop(message)
+    chat_loop = Chat(start(common, thread, last, auto_approve, approve, deny))
+    chat_loop.planning = plan
+    chat_loop.loop(message)
 
 
 @common_options(server=True, requests=True)

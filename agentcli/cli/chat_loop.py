@@ -40,6 +40,7 @@ class Chat:
         self.reviewed = False  # the thread's pending calls, if any, have been shown
         self.shell_runs: list[ShellRun] = []  # `!command` output for the next message
         self.notify_problems: list[str] = []  # the notify command's failures, from its thread
+        self.planning = False  # chat --plan: every message asks for a plan
 
     @functools.cached_property
     def view(self) -> Renderer:
@@ -138,10 +139,10 @@ class Chat:
         status = f"exit {ran.exit_code} · " if ran.exit_code else ""
         self.console.print(Text(f"({status}output kept: it goes with your next message)", "dim"))
 
-    def send(self, text: str) -> bool:
+    def send(self, text: str, plan: bool | None = None) -> bool:
         """Play a message (with the files its `@path`s name and the `!command` output kept);
         calls the thread was left waiting on are shown first (the index said there were
-        none, but it is only an index)."""
+        none, but it is only an index). `plan`: in plan mode (default: chat --plan's)."""
         from agentcli.session.attachments import MAX_BYTES, attach
 
         try:
@@ -161,7 +162,8 @@ class Chat:
         if self.shell_runs:
             text += "\n\n" + "\n\n".join(ran.for_model() for ran in self.shell_runs)
             self.shell_runs = []
-        return self.play(lambda: self.session.send(text))
+        planned = self.planning if plan is None else plan
+        return self.play(lambda: self.session.send(text, plan=planned))
 
     def answer_pending(self) -> bool:
         """Show a review the thread was left at; False if the person quit at it."""
@@ -207,7 +209,14 @@ class Chat:
 
             scope = always_scope(s)
             with self.alarm(review):
-                decisions = ask_decisions(self.console, review, s.check_edit, s.workspace, scope)
+                if review.plan is not None:
+                    from agentcli.ui.plan_review import ask_plan_decisions
+
+                    decisions = ask_plan_decisions(self.console, review, s.check_edit, s.workspace)
+                else:
+                    decisions = ask_decisions(
+                        self.console, review, s.check_edit, s.workspace, scope
+                    )
             self.told()
             if decisions is None:
                 return None

@@ -63,6 +63,14 @@ DenyOpt = Annotated[
 ]
 LastOpt = Annotated[bool, typer.Option("--last", help="The most recent thread in this workspace.")]
 ThreadOpt = Annotated[str | None, typer.Option("--thread", "-t", help="Thread id or prefix.")]
+PlanOpt = Annotated[
+    bool,
+    typer.Option(
+        "--plan",
+        help="Plan mode: the model plans every step as one `plan` call, reviewed once; its"
+        " tasks then run as a graph, independent ones at the same time.",
+    ),
+]
 
 
 class SandboxMode(StrEnum):

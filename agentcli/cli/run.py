@@ -14,6 +14,7 @@ from agentcli.cli.common_options import (
     DenyOpt,
     LastOpt,
     OutputFormat,
+    PlanOpt,
     SandboxOpt,
     ThreadOpt,
     attach,
@@ -40,6 +41,7 @@ def run(
     approve: ApproveOpt = None,
     deny: DenyOpt = None,
     sandbox: SandboxOpt = None,
+    plan: PlanOpt = False,
     *,
     common: Common,
 ) -> None:
@@ -58,10 +60,12 @@ def run(
         raise UsageError("the message is empty: give some text, or '-' to read it from stdin")
     if message is None and thread is None and not last:
         raise UsageError("give a message, '-' to read it from stdin, or --thread ID to continue")
+    if plan and message is None:
+        raise UsageError("--plan goes with a message: the model plans what the message asks")
     common.sandbox = sandbox
     check_early(common, common.settings(), approve, deny)
     session = open_session(common, auto_approve, approve, deny)
     attach(session, thread, last)
     from agentcli.cli.run_output import Scripted
 
-    Scripted(session, output).run(message)
+    Scripted(session, output).run(message, plan=plan)

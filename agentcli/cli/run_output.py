@@ -45,6 +45,8 @@ def _pending_row(request: dict[str, Any]) -> dict[str, Any]:
         row["rerun"] = request["rerun"]
     if request.get("undo"):  # why undo could not take all of its changes back
         row["undo"] = request["undo"]
+    if "plan_task" in request:  # a task of a plan under review: its number and deps
+        row["plan_task"], row["deps"] = request["plan_task"], request.get("deps", [])
     return row
 
 
@@ -59,7 +61,7 @@ class Scripted:
         self.started = False  # the jsonl start event is out
         self.unsent = False  # a message waits for calls decided first: say so if they park
 
-    def run(self, message: str | None) -> None:
+    def run(self, message: str | None, plan: bool = False) -> None:
         s = self.session
         with self.failing():
             review = s.pending()
@@ -81,7 +83,7 @@ class Scripted:
                 self.play(s.decide(decisions), final=message is None)
                 self.unsent = False
             if message is not None:
-                self.play(s.send(message))
+                self.play(s.send(message, plan=plan))
             elif review is None:
                 self.play(s.resume())
 

@@ -31,6 +31,7 @@ class Chat(Protocol):
     def banner(self) -> None: ...
     def answer_pending(self) -> bool: ...
     def play(self, start: Callable[[], Iterator[Event]]) -> bool: ...
+    def send(self, text: str, plan: bool | None = None) -> bool: ...
 
 
 Handler = Callable[[Chat, str], bool]
@@ -157,6 +158,13 @@ def _undo(chat: Chat, arg: str) -> bool:
         shown = ", ".join(restored[:10]) + (" ..." if len(restored) > 10 else "")
         say(chat, f"restored {len(restored)} file{'s' * (len(restored) != 1)}: {shown}")
     return say(chat, f"undone: now on {fork.thread_id}, forked from {row.thread_id}")
+
+
+@command("/plan", "/plan MESSAGE: the model plans every step at once; you review the plan")
+def _plan(chat: Chat, arg: str) -> bool:
+    if not arg:
+        raise UsageError("/plan needs a message: /plan MESSAGE")
+    return chat.send(arg, plan=True)
 
 
 @command("/retry", "/retry: try a failed model call again")

@@ -126,9 +126,27 @@ def show(
             if changed := call.get("changed_files"):
                 files = ", ".join(changed[:10]) + (" ..." if len(changed) > 10 else "")
                 console.print(styled((f"    changed {len(changed)} file(s): {files}", "magenta")))
+            for task in call.get("plan") or []:
+                _show_task(console, task)
+            if call.get("plan"):
+                continue  # its result is each task's, shown above
             result = (call["result"] or "").removesuffix("\n")
             for text in result.split("\n")[:SHOW_RESULT_LINES] if result else []:
                 console.print(styled((f"    │ {text}", "dim")))
+
+
+def _show_task(console: Any, task: dict[str, Any]) -> None:
+    """One task of a plan that ran: what it ran (its deps' results put in), and how it ended."""
+    from agentcli.ui.safe_text import styled
+
+    args = json.dumps(task.get("ran_args") or task.get("args"), ensure_ascii=False)
+    after = f" (after {', '.join(map(str, task['deps']))})" if task.get("deps") else ""
+    console.print(styled((f"    {task['id']}. {task['tool']} {args}{after}", "cyan")))
+    style = "green" if task.get("state") == "done" else "yellow"
+    why = f": {task['why']}" if task.get("why") else ""
+    console.print(styled((f"       {task.get('state')}{why}", style)))
+    for path in task.get("changed_files") or []:
+        console.print(styled((f"       changed {path}", "magenta")))
 
 
 def _mark_changes(settings: Any, row: ThreadRow, messages: list[Any], turns: list[Any]) -> None:
@@ -147,6 +165,9 @@ def _mark_changes(settings: Any, row: ThreadRow, messages: list[Any], turns: lis
         for call in turn.get("calls", []):
             if paths := changed.get(str(call.get("id"))):
                 call["changed_files"] = paths
+            for task in call.get("plan") or []:  # a plan's tasks ran under their own ids
+                if paths := changed.get(f"{call.get('id')}.{task.get('id')}"):
+                    task["changed_files"] = paths
 
 
 @app.command("export")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agentcli.agent.plan.plan_tool import task_call_ids
 from agentcli.snapshots.call_snapshots import UNDO, CallChange, WorkspaceSnapshots
 from agentcli.threads.thread_rows import ThreadRow
 
@@ -19,13 +20,14 @@ AFTER_ALL = 1 << 30  # the turn given to an undo's record: later than any messag
 
 def call_turns(messages: list[Any]) -> list[tuple[str, int]]:
     """Each tool call of the model's, in order, with the number of the user message it
-    answers (1 for calls made after the first user message)."""
+    answers (1 for calls made after the first user message); a plan's tasks stand for its
+    call (their snapshots carry the tasks' ids, agent/plan/)."""
     turn, found = 0, []
     for message in messages:
         if message.type == "human":
             turn += 1
         for call in getattr(message, "tool_calls", None) or []:
-            found.append((str(call.get("id")), turn))
+            found += [(call_id, turn) for call_id in task_call_ids(call)]
     return found
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from agentcli.agent.review.cut_off_calls import cut_off
+from agentcli.agent.waiting import waiting as waiting_on
 from agentcli.errors import ThreadBusy
 from agentcli.events import ReviewRequest
 from agentcli.policy.rule_subjects import FETCH_TOOL, FILE_TOOLS
@@ -140,7 +140,7 @@ def _read(session: Session, row: ThreadRow) -> tuple[ReviewRequest | None, Any, 
     try:
         with store.briefly(row.thread_id):
             snapshot = session.graph.get_state(config)
-            waiting = [*snapshot.interrupts, *cut_off(snapshot, store, row.thread_id)]
+            waiting = waiting_on(snapshot, store, row.thread_id)
             busy = False
     except ThreadBusy:
         snapshot = session.graph.get_state(config)

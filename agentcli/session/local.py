@@ -17,6 +17,7 @@ from pathlib import Path
 from langchain_core.messages import HumanMessage
 
 from agentcli.agent.fenced import fence
+from agentcli.agent.plan import PLAN_FLAG
 from agentcli.agent.review.approval_seals import seal_tool
 from agentcli.config import for_model
 from agentcli.errors import UsageError
@@ -103,8 +104,9 @@ class Session(ReviewAnswers):
 
     # -- driving the graph -------------------------------------------------------
 
-    def send(self, text: str) -> Iterator[Event]:
-        """A new user message. A thread with calls awaiting review must decide them first."""
+    def send(self, text: str, plan: bool = False) -> Iterator[Event]:
+        """A new user message (`plan`: in plan mode). A thread with calls awaiting review
+        must decide them first."""
         self.model()
         if self.row is None:
             self.store.hold(self.thread_id)
@@ -123,7 +125,9 @@ class Session(ReviewAnswers):
         # audit: [] counts as an update of that DeltaChannel, so it snapshots on chat-only
         # turns too and a load never walks back further than SNAPSHOT_EVERY (state.py)
         said = text if not note else f"{fence('agentcli_note', note)}\n\n{text}"
-        update = {"messages": [HumanMessage(said)], "invalid_turns": 0, "audit": []}
+        marks = {PLAN_FLAG: True} if plan else {}
+        message = HumanMessage(said, additional_kwargs=marks)
+        update = {"messages": [message], "invalid_turns": 0, "audit": []}
         return self._drive(update)
 
     def resume(self) -> Iterator[Event]:

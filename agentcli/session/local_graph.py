@@ -20,7 +20,6 @@ from agentcli.agent.graph import build_graph
 from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.retries import Retries
 from agentcli.agent.review.approval_seals import ApprovalKey
-from agentcli.agent.review.cut_off_calls import cut_off
 from agentcli.agent.secrets import (
     NEVER_PASS,
     hide_environment,
@@ -29,6 +28,7 @@ from agentcli.agent.secrets import (
 )
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import sandbox_of
+from agentcli.agent.waiting import waiting as waiting_on
 from agentcli.config import Settings, data_dir
 from agentcli.errors import UsageError
 from agentcli.events import ReviewRequest
@@ -176,7 +176,7 @@ class LocalGraph(ThreadSession):
         """What the thread waits on: its interrupts, then the questions its calls cut off
         by a crash will ask when their tasks run again (rerun.py), found without running."""
         known = snapshot or self._known()
-        return [*known.interrupts, *cut_off(known, self.store, self.thread_id)]
+        return waiting_on(known, self.store, self.thread_id)
 
     def pending(self, snapshot: Any = None) -> ReviewRequest | None:
         """The calls of this thread waiting for a decision, if any."""

@@ -24,6 +24,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from agentcli.agent.plan import PLAN_FLAG
 from agentcli.agent.review.answers import UNCHANGED, unchanged
 from agentcli.agent.review.argument_check import validate_args
 from agentcli.config import Settings
@@ -156,13 +157,15 @@ class RemoteSession(ThreadSession):
 
     # -- driving the graph -------------------------------------------------------
 
-    def send(self, text: str) -> Iterator[Event]:
+    def send(self, text: str, plan: bool = False) -> Iterator[Event]:
         if self.row is None:
             self.row = self.store.create(self.thread_id, title_of(text), self.server_workspace, "")
         else:
             self.refuse_while_waiting()
         self.row.turns += 1
-        message = {"type": "human", "content": text}
+        message: dict[str, Any] = {"type": "human", "content": text}
+        if plan:
+            message["additional_kwargs"] = {PLAN_FLAG: True}
         return self._drive(input={"messages": [message], "invalid_turns": 0, "audit": []})
 
     def decide(self, decisions: list[Decision]) -> Iterator[Event]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from langchain_core.language_models import BaseChatModel
 
 from agentcli.agent.graph import build_graph
-from agentcli.agent.review.cut_off_calls import cut_off
+from agentcli.agent.waiting import waiting as waiting_on
 from agentcli.errors import ThreadBusy
 from agentcli.session.stream_events import review_in
 from agentcli.threads.store import Store
@@ -26,7 +26,7 @@ def settle_stale(store: Store) -> None:
         try:
             with store.briefly(row.thread_id):
                 snapshot = graph.get_state({"configurable": {"thread_id": row.thread_id}})
-                waiting = [*snapshot.interrupts, *cut_off(snapshot, store, row.thread_id)]
+                waiting = waiting_on(snapshot, store, row.thread_id)
                 error = None
                 if review_in(row.thread_id, (item.value for item in waiting)):
                     status = ThreadStatus.AWAITING_APPROVAL

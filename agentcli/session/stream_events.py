@@ -97,6 +97,7 @@ class Translator:
             if node == "__interrupt__":
                 self._interrupts.extend(update)
                 continue
+            yield from _plan_results(update)
             for message in (update or {}).get("messages", []):
                 if isinstance(message, ToolMessage):
                     yield ToolResult(
@@ -124,6 +125,17 @@ class Translator:
         if cost is not None:
             summary["cost_usd"] = cost
         return summary
+
+
+def _plan_results(update: Any) -> Iterator[ToolResult]:
+    """A plan task's result as it comes (the model reads them all at once, later)."""
+    results = update.get("plan_results") if isinstance(update, dict) else None
+    for call_id, entry in (results or {}).items() if isinstance(results, dict) else ():
+        if isinstance(entry, dict) and isinstance(entry.get("content"), str):
+            task = str(call_id).rsplit(".", 1)[-1]
+            name = f"{entry.get('name') or 'tool'} (plan task {task})"
+            status = "error" if entry.get("status") == "error" else "success"
+            yield ToolResult(str(call_id), name, entry["content"], status)
 
 
 def compacted(info: dict[str, Any]) -> Compacted:
@@ -161,7 +173,10 @@ def review_in(thread_id: str, interrupts: Iterable[Any]) -> ReviewRequest | None
     """The review among a thread's pending interrupt values, if there is one."""
     for value in interrupts:
         if isinstance(value, dict) and "action_requests" in value:
-            return ReviewRequest(thread_id, list(value["action_requests"]))
+            plan = value.get("plan")
+            return ReviewRequest(
+                thread_id, list(value["action_requests"]), plan if isinstance(plan, list) else None
+            )
     return None
 
 

@@ -76,8 +76,9 @@ class ThreadSession(ABC):
     # -- driving the graph -------------------------------------------------------
 
     @abstractmethod
-    def send(self, text: str) -> Iterator[Event]:
-        """A new user message. A thread with calls awaiting review must decide them first."""
+    def send(self, text: str, plan: bool = False) -> Iterator[Event]:
+        """A new user message (`plan`: the model plans every step, agent/plan/). A thread
+        with calls awaiting review must decide them first."""
 
     @abstractmethod
     def decide(self, decisions: list[Decision]) -> Iterator[Event]:

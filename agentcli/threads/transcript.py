@@ -41,6 +41,9 @@ def entries(values: dict[str, Any]) -> list[dict[str, Any]]:
                 call["result"] = result.text if result else None
                 call["status"] = result.status if result else "pending"
                 call["sandbox"] = result.additional_kwargs.get("sandbox") if result else None
+                if result is not None and isinstance(result.artifact, dict):
+                    if isinstance(plan := result.artifact.get("plan"), list):
+                        call["plan"] = plan  # each task's arguments, state and why
             entry: dict[str, Any] = {"role": "assistant", "text": message.text, "calls": calls}
             entry["interrupted"] = was_stopped(message)
             out.append(entry)

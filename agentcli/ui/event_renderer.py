@@ -11,6 +11,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
+from agentcli.agent.plan import PLAN, PLAN_RESULTS
 from agentcli.events import (
     AnswerCutOff,
     AssistantMessage,
@@ -134,6 +135,8 @@ def fold(result: ToolResult) -> Text:
     shown whole (wrapped, not cut): its reason and the setting it names are the point; only
     a size limit bounds what a tool can print there (ERROR_LINES of ERROR_LINE_CHARS)."""
     lines = result.content.removesuffix("\n").split("\n")  # not splitlines: \r is shown
+    if result.name == PLAN and lines[0].startswith(PLAN_RESULTS):  # each task's was shown
+        lines = [line for line in lines if line.startswith((PLAN_RESULTS, "Task "))]
     failed = result.status == "error"
     mark, style = ("✗", "red") if failed else ("✓", "green")
     shown_lines, width = (ERROR_LINES, ERROR_LINE_CHARS) if failed else (FOLD_LINES, 160)

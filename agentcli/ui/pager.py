@@ -67,13 +67,21 @@ def whole_call(
 
 def page(console: Console, name: str, args: Any, workspace: Path | None, description: str) -> None:
     """Show the whole call in $PAGER and return when the person leaves it."""
+    page_calls(console, [(name, args, description)], workspace)
+
+
+def page_calls(console: Console, calls: list[tuple[str, Any, str]], workspace: Path | None) -> None:
+    """Show whole calls (name, arguments, description), one after the other, in $PAGER."""
     try:
         command = pager_command()
     except ValueError as exc:
         console.print(styled(("cannot read $PAGER: ", "red"), str(exc)))
         return
     colour = shows_colour(command) and not console.no_color
-    text = whole_call(name, args, workspace, description, console.width, colour)
+    text = "".join(
+        whole_call(name, args, workspace, description, console.width, colour)
+        for name, args, description in calls
+    )
     try:
         with _no_sigint():  # Ctrl-C is the pager's (less ignores it), not ours
             subprocess.run(command, input=text.encode("utf-8"), check=False)

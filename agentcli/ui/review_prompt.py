@@ -166,7 +166,7 @@ def _ask_one(
                 return Decide.reject(text)
             console.print(Text("empty feedback: choose again", style="yellow"))
         elif choice == "e":
-            decision, draft = _edit(console, name, args, check, draft)
+            decision, draft = edit_arguments(console, name, args, check, draft)
             if decision is not None:
                 return decision
         else:
@@ -178,7 +178,7 @@ def same_json(one: Any, other: Any) -> bool:
     return json.dumps(one, sort_keys=True) == json.dumps(other, sort_keys=True)
 
 
-def _edit(
+def edit_arguments(
     console: Console, name: str, args: Any, check: Checker, draft: str | None
 ) -> tuple[Decision | None, str | None]:
     """The edit decision, or None to choose again, with the text to offer at the next `e`.

@@ -110,30 +110,46 @@ def step_of(config: Mapping[str, Any]) -> int:
 
 
 def call_parts(
-    thread_id: str, step: int, call: Mapping[str, Any], unconfined: bool = False
+    thread_id: str,
+    step: int,
+    call: Mapping[str, Any],
+    unconfined: bool = False,
+    plan: str | None = None,
 ) -> tuple[Any, ...]:
-    parts = ("call", thread_id, step, call.get("id"), call.get("name"), call.get("args"))
-    return (*parts, "unconfined") if unconfined else parts
+    parts: tuple[Any, ...] = ("call", thread_id, step, call.get("id"), call.get("name"))
+    parts = (*parts, call.get("args"))
+    parts = (*parts, "unconfined") if unconfined else parts
+    return (*parts, "plan", plan) if plan is not None else parts
 
 
 def seal_call(
-    key: ApprovalKey, thread_id: str, step: int, call: Mapping[str, Any], unconfined: bool = False
+    key: ApprovalKey,
+    thread_id: str,
+    step: int,
+    call: Mapping[str, Any],
+    unconfined: bool = False,
+    plan: str | None = None,
 ) -> str:
     """The seal of a call the tools node may run at `step` of this thread; `unconfined`: a
-    person (or a rule they wrote) chose to run it outside the sandbox, which the seal covers."""
-    return key.seal(*call_parts(thread_id, step, call, unconfined))
+    person (or a rule they wrote) chose to run it outside the sandbox, which the seal covers;
+    `plan`: the call is a task of that plan run (its result goes to the plan)."""
+    return key.seal(*call_parts(thread_id, step, call, unconfined, plan))
 
 
 def call_sealed(key: ApprovalKey, thread_id: str, step: int, task: Mapping[str, Any]) -> bool:
     """Whether a tools task carries the seal of its own call, for this thread and step, and
-    of its `sandbox` ("off" only if that was sealed too)."""
+    of its `sandbox` ("off" only if that was sealed too) and `plan`."""
     call = task.get("tool_call")
     if not isinstance(call, Mapping):
         return False
     unconfined = task.get("sandbox") == "off"
     if task.get("sandbox") not in (None, "off"):
         return False
-    return key.check(task.get("approval"), *call_parts(thread_id, step, call, unconfined))
+    plan = task.get("plan")
+    if plan is not None and not isinstance(plan, str):
+        return False
+    parts = call_parts(thread_id, step, call, unconfined, plan)
+    return key.check(task.get("approval"), *parts)
 
 
 def seal_review(
@@ -143,11 +159,13 @@ def seal_review(
     allowed: list[Any],
     asking: list[Any],
     unconfined: list[Any] | None = None,
+    **more: Any,
 ) -> dict[str, Any]:
     """The review's verdicts for the approve task at `step`, sealed: what the policy allowed
     runs whatever the flags of the process that answers (it was decided and audited), and
-    `unconfined` (ids of allowed calls a rule runs outside the sandbox) with it."""
-    pending: dict[str, Any] = {"allowed": allowed, "asking": asking}
+    `unconfined` (ids of allowed calls a rule runs outside the sandbox) with it; `more`
+    (a plan's denied tasks) is sealed with them."""
+    pending: dict[str, Any] = {"allowed": allowed, "asking": asking, **more}
     if unconfined:
         pending["unconfined"] = unconfined
     return {**pending, "seal": key.seal("review", thread_id, step, pending)}
@@ -156,9 +174,7 @@ def seal_review(
 def review_sealed(key: ApprovalKey, thread_id: str, step: int, review: Any) -> bool:
     if not isinstance(review, Mapping):
         return False
-    pending = {"allowed": review.get("allowed"), "asking": review.get("asking")}
-    if "unconfined" in review:
-        pending["unconfined"] = review["unconfined"]
+    pending = {k: v for k, v in review.items() if k != "seal"}
     return key.check(review.get("seal"), "review", thread_id, step, pending)
 
 

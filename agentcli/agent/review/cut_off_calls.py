@@ -116,12 +116,15 @@ def ask_again(
     return None, {"messages": [message], "audit": [record]}
 
 
-def cut_off(snapshot: Any, journal: Any, thread_id: str) -> list[Interrupt]:
+def cut_off(
+    snapshot: Any, journal: Any, thread_id: str, also: Sequence[ToolCall] = ()
+) -> list[Interrupt]:
     """The questions a thread's cut-off calls will ask, found without running anything.
 
     `snapshot` is a StateSnapshot (its `tasks` are the steps LangGraph would run next);
     a call counts when its task has no saved result and the journal says it started. A
     first run still alive on this host is ended before the question is given (`settle`).
+    `also`: calls the tools tasks may run that are not the model's own (a plan's tasks).
     """
     tasks: Sequence[Any] = getattr(snapshot, "tasks", ())
     pending = [t for t in tasks if t.name == NODE and t.result is None and not t.interrupts]
@@ -134,7 +137,7 @@ def cut_off(snapshot: Any, journal: Any, thread_id: str) -> list[Interrupt]:
     found = []
     for task in pending:
         namespace = f"{NODE}:{task.id}"
-        for call in turn.tool_calls:
+        for call in [*turn.tool_calls, *also]:
             key = journal_key(call["id"], namespace)
             earlier = journal.call_state(thread_id, key)
             if earlier in RERUN:

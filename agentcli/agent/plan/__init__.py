@@ -1,0 +1,10 @@
+"""Plan mode: the model plans every step at once, a person reviews the plan, the tasks run
+as a graph (LLMCompiler): the `plan` tool (plan_tool.py), plans read and checked
+(plan_check.py), results substituted into later tasks (substitution.py), the plan's review
+(plan_review.py) and its waves and join (plan_run.py).
+
+The names here are the contract's, kept light (no LangChain) for the terminal's renderer."""
+
+PLAN = "plan"  # the tool's name (DESIGN.md)
+PLAN_FLAG = "plan"  # a user message's additional_kwargs key: this turn plans
+PLAN_RESULTS = "Plan results"  # how the plan call's one result begins (plan_run.outcome_text)

@@ -1,0 +1,217 @@
+"""Plan mode through the installed command: a plan parked and decided by `review`, run as a
+graph (`$1` substituted, independent tasks at the same time), dropped, edited and denied
+tasks, a kill during a plan, and the chat's plan review."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.e2e.conftest import AGENTCLI, Agent
+from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.tooling import local_http
+
+CHOICE = r"\[a\]pprove  \[e\]dit N  \[d\]rop N.*\[q\]uit >"
+PROMPT = "you>"
+
+
+def plan(*tasks: tuple[int, str, dict, list[int]]) -> dict:
+    return tool_calls(
+        ("plan", {"tasks": [{"id": i, "tool": t, "args": a, "deps": d} for i, t, a, d in tasks]})
+    )
+
+
+class _Slow(BaseHTTPRequestHandler):
+    """Answers after half a second, noting when each request came and went."""
+
+    seen: list[tuple[str, float, float]] = []
+    lock = threading.Lock()
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        start = time.monotonic()
+        time.sleep(0.5)
+        body = self.path.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        with self.lock:
+            self.seen.append((self.path, start, time.monotonic()))
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def slow_site(agent: Agent) -> Iterator[str]:
+    config = Path(agent.env["XDG_CONFIG_HOME"]) / "agentcli" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[tools]\nallow_private_urls = true\n")
+    _Slow.seen = []
+    with local_http(_Slow) as httpd:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+
+
+def parked(agent: Agent, *extra: str) -> dict:
+    result = agent.run("run", "--plan", "do the four things", "-o", "json", *extra)
+    assert result.returncode == 3, result.stderr
+    return json.loads(result.stdout)
+
+
+def outcome(agent: Agent, thread: str) -> dict[int, dict]:
+    """Each task's outcome, as `threads show --json` gives the plan's result."""
+    shown = json.loads(agent.run("threads", "show", thread, "--json").stdout)
+    [plan_call] = [c for e in shown["entries"] for c in e.get("calls", []) if c.get("plan")]
+    return {task["id"]: task for task in plan_call["plan"]}
+
+
+def test_a_plan_parks_once_then_runs_as_a_graph_with_results_substituted(
+    agent: Agent, slow_site: str
+) -> None:
+    agent.server.push(
+        plan(
+            (1, "shell", {"command": "printf alpha"}, []),
+            (2, "fetch_url", {"url": f"{slow_site}/two"}, []),
+            (3, "fetch_url", {"url": f"{slow_site}/three"}, []),
+            (4, "write_file", {"path": "out.txt", "content": "got $1"}, [1]),
+        )
+    )
+    run = parked(agent)
+    assert [(p["plan_task"], p["tool"], p["deps"]) for p in run["pending"]] == [
+        (1, "shell", []),
+        (2, "fetch_url", []),
+        (3, "fetch_url", []),
+        (4, "write_file", [1]),
+    ]
+    assert not (agent.workspace / "out.txt").exists()  # nothing runs before the review
+    agent.server.push(text("Done: four things."))
+    decided = agent.run("review", run["thread_id"], "--approve", "all", "-o", "json")
+    assert decided.returncode == 0, decided.stderr
+    assert json.loads(decided.stdout)["final"] == "Done: four things."
+    assert (agent.workspace / "out.txt").read_text() == "got alpha"
+    (_, a_start, a_end), (_, b_start, b_end) = sorted(_Slow.seen)
+    assert a_start < b_end and b_start < a_end  # the two fetches overlapped in time
+    assert len(agent.server.requests) == 2  # one plan, one answer: no model call per task
+    told = agent.server.requests[-1]["messages"][-1]
+    assert told["role"] == "tool" and told["content"].startswith("Plan results (4 tasks):")
+    done = outcome(agent, run["thread_id"])
+    assert {n: t["state"] for n, t in done.items()} == {1: "done", 2: "done", 3: "done", 4: "done"}
+    assert done[4]["ran_args"] == {"path": "out.txt", "content": "got alpha"}
+    audit = json.loads(agent.run("audit", "--thread", run["thread_id"], "--json").stdout)
+    [ran] = [r for r in audit if r["decision"] == "substituted"]
+    assert '+  "content": "got alpha",' in ran["diff"]
+
+
+def test_dropping_a_task_drops_its_dependents_and_an_edit_runs_with_the_edit(
+    agent: Agent,
+) -> None:
+    agent.server.push(
+        plan(
+            (1, "write_file", {"path": "a.txt", "content": "a"}, []),
+            (2, "write_file", {"path": "b.txt", "content": "after $1"}, [1]),
+            (3, "write_file", {"path": "c.txt", "content": "c"}, []),
+        )
+    )
+    run = parked(agent)
+    thread = run["thread_id"]
+    first, _, third = (p["call_id"] for p in run["pending"])
+    agent.server.push(text("Partly done."))
+    edited = json.dumps({"path": "c.txt", "content": "edited c"})
+    decided = agent.run(
+        "review", thread, "--reject", first, "--edit", third, "--args", edited, "--approve", "all"
+    )
+    assert decided.returncode == 0, decided.stderr
+    assert sorted(p.name for p in agent.workspace.iterdir()) == ["c.txt"]
+    assert (agent.workspace / "c.txt").read_text() == "edited c"
+    done = outcome(agent, thread)
+    assert done[1]["state"] == "dropped" and done[3]["state"] == "done"
+    assert (done[2]["state"], done[2]["why"]) == ("dropped", "needs task 1, which will not run")
+
+
+def test_a_denied_tool_in_a_plan_is_refused_while_the_rest_runs(agent: Agent) -> None:
+    agent.server.push(
+        plan(
+            (1, "shell", {"command": "touch denied.txt"}, []),
+            (2, "write_file", {"path": "kept.txt", "content": "kept"}, []),
+        ),
+        text("One of two."),
+    )
+    result = agent.run("run", "--plan", "two things", "-y", "--deny", "shell", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    assert not (agent.workspace / "denied.txt").exists()
+    assert (agent.workspace / "kept.txt").read_text() == "kept"
+    done = outcome(agent, json.loads(result.stdout)["thread_id"])
+    assert (done[1]["state"], done[2]["state"]) == ("dropped", "done")
+
+
+def test_a_kill_during_a_plan_resumes_without_running_finished_tasks_again(agent: Agent) -> None:
+    wait = "for i in $(seq 300); do [ -f go ] && break; sleep 0.1; done"
+    agent.server.push(
+        plan(
+            (1, "shell", {"command": "echo one >> ran.log"}, []),
+            (2, "shell", {"command": f"echo two >> ran.log; {wait}"}, [1]),
+            (3, "shell", {"command": "echo three >> ran.log"}, [2]),
+        )
+    )
+    child = subprocess.Popen(
+        [AGENTCLI, "run", "--plan", "three steps", "-y"],
+        cwd=agent.workspace,
+        env=agent.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    log = agent.workspace / "ran.log"
+    deadline = time.monotonic() + 30
+    while "two" not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline and child.poll() is None, "task 2 never started"
+        time.sleep(0.05)
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait(10)
+    [row] = json.loads(agent.run("threads", "list", "--json").stdout)
+    thread = row["thread_id"]
+    (agent.workspace / "go").touch()
+    listed = json.loads(agent.run("review", thread, "--json").stdout)
+    assert [(p["call_id"].rsplit(".", 1)[1], p.get("rerun")) for p in listed] == [("2", "started")]
+    agent.server.push(text("Three steps, one of them possibly twice."))
+    decided = agent.run("review", thread, "--approve", "all")
+    assert decided.returncode == 0, decided.stderr
+    # task 1 finished before the kill and is not run again; task 2 was asked about
+    assert log.read_text().split() == ["one", "two", "two", "three"]
+
+
+def test_the_chat_shows_the_plan_and_drops_a_task_with_its_dependents(agent: Agent) -> None:
+    agent.server.push(
+        plan(
+            (1, "write_file", {"path": "a.txt", "content": "a"}, []),
+            (2, "write_file", {"path": "b.txt", "content": "$1"}, [1]),
+            (3, "write_file", {"path": "c.txt", "content": "c"}, []),
+        ),
+        text("Wrote c."),
+    )
+    child = agent.spawn("chat", "--plan", "write three files")
+    child.expect("plan: 3 task")
+    child.expect(r"2  write_file .*after 1")
+    child.expect(CHOICE)
+    child.sendline("d 1")
+    child.expect("task 1 dropped; with it go 2, which need it")
+    child.expect(CHOICE)
+    child.sendline("a")
+    child.expect("Wrote c.")
+    child.expect(PROMPT)
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    assert sorted(p.name for p in agent.workspace.iterdir()) == ["c.txt"]
+    sent = agent.server.requests[0]
+    assert [t["function"]["name"] for t in sent["tools"]] == ["plan"]
