@@ -60,6 +60,11 @@ FIELDS: dict[str, Field] = {
             "max_invalid_turns": Field("max_invalid_turns", int, expect="a whole number, e.g. 3"),
             "system_prompt": Field("system_prompt", str),
         },
+        "plan": {
+            "max_replans": Field(
+                "max_replans", int, expect="a whole number of new plans per message, e.g. 3"
+            ),
+        },
         "storage": {"db": Field("db", str, "AGENTCLI_DB")},
         "approval": {
             "allow": Field("allow", list, expect='a list of tool names, e.g. ["read_file"]'),

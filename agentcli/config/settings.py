@@ -59,6 +59,7 @@ class Settings:
     tool_calls: str = "auto"  # native | text | auto (agentcli/agent/text_calls/recovery.py)
     max_steps: int = 25
     max_invalid_turns: int = 3
+    max_replans: int = 3  # [plan]: new plans after the first, per user message
     system_prompt: str | None = None
     db: str | None = None
     allow: list[str] = field(default_factory=list)

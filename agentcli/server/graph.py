@@ -121,6 +121,7 @@ def server_context(
         policy=policy,
         max_steps=settings.max_steps,
         max_invalid_turns=settings.max_invalid_turns,
+        max_replans=settings.max_replans,
         system_prompt=settings.system_prompt,
         approval_key=key,
         from_clients=True,

@@ -19,6 +19,7 @@ from langchain_core.tools import BaseTool
 from agentcli.agent.graph import build_graph
 from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.retries import Retries
+from agentcli.agent.plan import graph_steps
 from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.secrets import (
     NEVER_PASS,
@@ -120,7 +121,7 @@ class LocalGraph(ThreadSession):
 
     @property
     def config(self) -> dict[str, Any]:
-        limit = self.settings.max_steps * 3 + 10  # three graph steps per model turn
+        limit = graph_steps(self.settings.max_steps, self.settings.max_replans)
         return {"configurable": {"thread_id": self.thread_id}, "recursion_limit": limit}
 
     def context(self, *, ask_window: bool = True) -> RunContext:
@@ -141,6 +142,7 @@ class LocalGraph(ThreadSession):
             policy=self.policy,
             max_steps=s.max_steps,
             max_invalid_turns=s.max_invalid_turns,
+            max_replans=s.max_replans,
             system_prompt=s.system_prompt,
             journal=self.store,
             approval_key=self.approval_key,

@@ -24,7 +24,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from agentcli.agent.plan import PLAN_FLAG
+from agentcli.agent.plan import PLAN_FLAG, graph_steps
 from agentcli.agent.review.answers import UNCHANGED, unchanged
 from agentcli.agent.review.argument_check import validate_args
 from agentcli.config import Settings
@@ -199,7 +199,7 @@ class RemoteSession(ThreadSession):
         return problem
 
     def _drive(self, **run: Any) -> Iterator[Event]:
-        seen = Translator()
+        seen, s = Translator(), self.settings
         context: dict[str, Any] = {"workspace": self.server_workspace, "approval": self.approval}
         try:
             with talking(self.url):
@@ -211,6 +211,7 @@ class RemoteSession(ThreadSession):
                     durability="sync",
                     on_disconnect="cancel",  # Ctrl-C here stops the run there
                     multitask_strategy="reject",  # one client at a time on a thread
+                    config={"recursion_limit": graph_steps(s.max_steps, s.max_replans)},
                     **run,
                 )
                 for mode, chunk in graph_parts(parts):

@@ -54,6 +54,15 @@ ROWS = {
         "snapshot, nothing changed",
         "a call's bracket (before, after, record)",
     ],
+    "plan.py": [
+        "plan mode",
+        "loop, one call a turn",
+        "loop, parallel calls",
+        "speed-up (x)",
+        "tokens (share)",
+        "speed-up over the parallel loop (x)",
+        "tokens vs the parallel loop",
+    ],
     "parallel.py": [
         "policy-approved: send() to the answer",
         "person-approved: decide() to the answer",
@@ -66,6 +75,7 @@ GOALS = {
     "run.py": 1,
     "turns.py": 5,
     "parallel.py": 2,
+    "plan.py": 2,
     "bigoutput.py": 0,
     "toolstart.py": 1,
     "sandbox.py": 3,
@@ -74,11 +84,13 @@ GOALS = {
 
 
 def rows(stdout: str) -> list[list[str]]:
-    """The cells of every Markdown table row (header and rule lines left out)."""
+    """The cells of every Markdown table row (header and rule lines left out: a header is
+    the row a rule line follows)."""
     found = []
-    for line in stdout.splitlines():
+    lines = stdout.splitlines()
+    for line, after in zip(lines, [*lines[1:], ""], strict=True):
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if line.startswith("| ") and "median ms" not in cells:
+        if line.startswith("| ") and not after.startswith("|-"):
             found.append(cells)
     return found
 

@@ -266,6 +266,36 @@ def test_a_second_client_on_a_running_thread_is_refused(dev: DevServer, cli: Age
     assert dev.model.pending == 0
 
 
+def test_a_plan_on_the_server_is_one_interrupt_with_a_request_per_task(
+    dev: DevServer, cli: Agent
+) -> None:
+    tasks = [
+        {"id": 1, "tool": "write_file", "args": {"path": "p1.txt", "content": "one"}},
+        {"id": 2, "tool": "write_file", "args": {"path": "p2.txt", "content": "$1"}, "deps": [1]},
+    ]
+    dev.model.push(tool_calls(("plan", {"tasks": tasks})))
+    parked = cli.run("run", "--server", dev.url, "--plan", "two files", "-o", "json")
+    assert parked.returncode == 3, parked.stderr
+    thread = json.loads(parked.stdout)["thread_id"]
+    client = get_sync_client(url=dev.url, api_key=None)
+    [interrupt] = client.threads.get_state(thread)["interrupts"]
+    requests = interrupt["value"]["action_requests"]
+    assert [(r["name"], r["plan_task"], r["deps"]) for r in requests] == [
+        ("write_file", 1, []),
+        ("write_file", 2, [1]),
+    ]
+    assert [t["verdict"] for t in interrupt["value"]["plan"]] == ["ask", "ask"]
+    # a v1 HITL client (Agent Chat UI) answers with one decision per action request
+    dev.model.push(text("Both written."))
+    decisions = [{"type": "approve"}, {"type": "approve"}]
+    client.runs.wait(thread, "agent", command=Command(resume={"decisions": decisions}))
+    assert (dev.workspace / "p1.txt").read_text() == "one"
+    assert (dev.workspace / "p2.txt").read_text().startswith("created 'p1.txt'")  # $1
+    [row] = [r for r in json.loads(cli.run("threads", "list", "--server", dev.url, "--json").stdout)
+             if r["thread_id"] == thread]  # fmt: skip
+    assert row["status"] == "idle"
+
+
 def test_resume_server_shows_the_parked_review_first(dev: DevServer, cli: Agent) -> None:
     dev.model.push(tool_calls(("write_file", {"path": "resumed.txt", "content": "x"})))
     parked = cli.run("run", "--server", dev.url, "write resumed.txt", "-o", "json")

@@ -8,3 +8,10 @@ The names here are the contract's, kept light (no LangChain) for the terminal's 
 PLAN = "plan"  # the tool's name (DESIGN.md)
 PLAN_FLAG = "plan"  # a user message's additional_kwargs key: this turn plans
 PLAN_RESULTS = "Plan results"  # how the plan call's one result begins (plan_run.outcome_text)
+MAX_TASKS = 50  # tasks in one plan
+
+
+def graph_steps(max_steps: int, max_replans: int) -> int:
+    """LangGraph's recursion limit for one run: three steps per model turn, and for each
+    plan the approve step, two per wave (at most one wave per task) and the join."""
+    return max_steps * 3 + 10 + (max_replans + 1) * (2 * MAX_TASKS + 4)

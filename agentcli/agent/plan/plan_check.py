@@ -17,11 +17,9 @@ from typing import Any
 from langchain_core.messages import ToolCall
 from langchain_core.tools import BaseTool
 
-from agentcli.agent.plan import PLAN
+from agentcli.agent.plan import MAX_TASKS, PLAN
 from agentcli.agent.plan.substitution import references
 from agentcli.agent.review.argument_check import validate_args
-
-MAX_TASKS = 50
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@ waves with `$N` substituted, joined into one result; dropped, edited, denied and
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from langchain_core.messages import ToolMessage
 
 from agentcli.events import ReviewRequest, ToolResult
@@ -110,3 +112,14 @@ def test_an_invalid_plan_goes_back_to_the_model(make) -> None:
     assert not [e for e in events if isinstance(e, ReviewRequest)]
     told = s.model().calls[-1][-1]
     assert "circle: 1 -> 2 -> 1" in told.content
+
+
+def test_plans_after_the_first_are_bounded_by_max_replans(make) -> None:
+    again = [plan((1, "peek", {"path": str(n)}, [])) for n in range(3)]
+    s = make([*again, say("enough")], policy=Policy(flag_allow=frozenset({"peek"})))
+    s.settings = replace(s.settings, max_replans=1)
+    events = list(s.send("keep planning", plan=True))
+    assert [r["path"] for r in RAN] == ["0", "1"]  # the first plan and one more ran
+    told = [m for m in s.state().values["messages"] if isinstance(m, ToolMessage)][-1]
+    assert "max_replans is 1" in told.content and told.status == "error"
+    assert events[-1].final == "enough"
