@@ -16,6 +16,9 @@ from typing import Any, Literal, NotRequired, TypedDict
 DecisionType = Literal["approve", "edit", "reject", "done"]
 DECISIONS: list[str] = ["approve", "edit", "reject"]
 RERUN_DECISIONS: list[str] = [*DECISIONS, "done"]  # for a call a crash cut off
+# a plan's task a crash cut off: its arguments held its deps' results, so it runs again as
+# planned, is marked done or rejected; an edit could not know what those results were
+PLAN_RERUN_DECISIONS: list[str] = ["approve", "reject", "done"]
 EXPIRED_BY = "approval.expire_after"  # the setting that denies a review left too long
 
 

@@ -174,7 +174,7 @@ def build_graph(
             raise Interrupted("interrupted before the model was asked again")
         key, thread = key_of(ctx), thread_of(config)
         allowed = allowed_tools(key, thread, state)
-        if moved := advance(state, ctx, key, thread, step_of(config), allowed):  # a plan runs
+        if moved := advance(state, key, thread, step_of(config), allowed):  # a plan runs
             return Command(update=moved["update"], goto=moved["goto"])
         if settled := reconcile(state):  # calls a client left undecided: told, then asked
             return Command(update=settled, goto="agent")

@@ -19,7 +19,7 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
-from agentcli.agent.plan.plan_run import result_entry
+from agentcli.agent.plan.plan_task import run_task
 from agentcli.agent.review.approval_seals import (
     NOT_APPROVED,
     call_sealed,
@@ -32,8 +32,13 @@ from agentcli.agent.review.cut_off_calls import ask_again, journal_key, settle
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import OFF, UNCONFINED, ran_under, would_confine
 from agentcli.agent.undo_snapshots import snapshotted
+from agentcli.decisions import PLAN_RERUN_DECISIONS, RERUN_DECISIONS
 from agentcli.threads.call_journal import RunProcess
-from agentcli.threads.langgraph_internals import CONFIG_KEY_RUNTIME, step_checkpoint
+from agentcli.threads.langgraph_internals import (
+    CONFIG_KEY_RESUMING,
+    CONFIG_KEY_RUNTIME,
+    step_checkpoint,
+)
 
 
 def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph node
@@ -50,10 +55,35 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
             return {"audit_pending": [_not_approved(task)]}  # chained by the next node
         call = task["tool_call"]
         unconfined = task.get("sandbox") == UNCONFINED  # sealed with the call: checked above
-        plan = task.get("plan")  # a plan's task (sealed too): its result goes to the plan
+        plan = task.get("plan")  # a plan's task (sealed too): plan/plan_task.py runs it
         task = {k: v for k, v in task.items() if k not in ("approval", "sandbox", "plan")}
-        result = _run(task, call, unconfined, runtime, config)
-        return result if plan is None else _to_plan(result, key, thread_id, plan)
+        if plan is None:
+            return _run(task, call, unconfined, runtime, config)
+
+        def run(ready: dict[str, Any]) -> Any:  # the call with its deps' results put in
+            ready_task = {**task, "tool_call": ready}
+            return _run(ready_task, ready, unconfined, runtime, config, PLAN_RERUN_DECISIONS)
+
+        def cut_off() -> tuple[Any, dict[str, Any]] | None:  # no edit: its arguments held results
+            return _asked_again(call, runtime.context, config, PLAN_RERUN_DECISIONS)
+
+        resuming = bool(config["configurable"].get(CONFIG_KEY_RESUMING))
+        return run_task(call, plan, runtime.context, key, thread_id, resuming, run, cut_off)
+
+    def _asked_again(
+        call: Any, ctx: RunContext, config: RunnableConfig, offered: Sequence[str]
+    ) -> tuple[Any, dict[str, Any]] | None:
+        """For a call the journal saw start in this task (a crash cut it off): the person's
+        answer, (the call to run, or None, and the update that says so); else None."""
+        journal, thread_id = ctx.journal, thread_of(config)
+        key = journal_key(call["id"], config["configurable"].get("checkpoint_ns", ""))
+        earlier = journal.call_state(thread_id, key) if journal is not None else None
+        if not earlier:
+            return None
+        # never offered again while its first run may still be alive
+        earlier, where = settle(journal, thread_id, key, earlier)
+        again, decided = ask_again(call, earlier, by_name, ctx, where, offered)
+        return again, _pending(decided)
 
     def _run(
         task: dict[str, Any],
@@ -61,6 +91,7 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         unconfined: bool,
         runtime: Runtime[RunContext],
         config: RunnableConfig,
+        offered: Sequence[str] = RERUN_DECISIONS,
     ) -> Any:
         ctx = runtime.context
         journal = ctx.journal
@@ -69,15 +100,11 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         # (its namespace); some servers give every turn's first call the same call id.
         key = journal_key(call["id"], config["configurable"].get("checkpoint_ns", ""))
         decided: dict[str, Any] = {}
-        if journal is not None:
-            if earlier := journal.call_state(thread_id, key):
-                # never offered again while its first run may still be alive
-                earlier, where = settle(journal, thread_id, key, earlier)
-                again, decided = ask_again(call, earlier, by_name, ctx, where)
-                decided = _pending(decided)
-                if again is None:
-                    return decided
-                task = {**task, "tool_call": again}
+        if asked := _asked_again(call, ctx, config, offered):
+            again, decided = asked
+            if again is None:
+                return decided
+            task = {**task, "tool_call": again}
         config = _with_context(config, runtime, journal, thread_id, key, unconfined)
         checkpoint = step_checkpoint(config)
         # a call that may change files waits here for the workspace (undo's snapshots): it
@@ -95,19 +122,6 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         return {**result, **decided} if decided and isinstance(result, dict) else result
 
     return tools_node
-
-
-def _to_plan(update: Any, key: Any, thread_id: str, run: str) -> Any:
-    """A plan task's update, its tool message turned into its sealed result in
-    `plan_results` (it answers no call of the model's: plan/plan_run.py joins them)."""
-    if not isinstance(update, dict):
-        return update
-    results: dict[str, Any] = {}
-    for message in update.get("messages", []):
-        if isinstance(message, ToolMessage):
-            results |= result_entry(key, thread_id, run, message)
-    rest = {k: v for k, v in update.items() if k != "messages"}
-    return {**rest, "plan_results": results} if results else rest
 
 
 def _pending(update: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,8 @@ dicts and checkpoints are decoded every time. It hooks into JsonPlusSerializer's
 extension hook: tests/unit/threads/test_serdecache.py fails if a LangGraph upgrade bypasses it.
 
 CONFIG_KEY_RUNTIME: where a running node finds its Runtime (agent/tools_node.py).
+CONFIG_KEY_RESUMING: set for the first step of a run that resumes a thread (the tasks a crash
+or an interrupt left are run again then): a plan's task waits for no other then.
 step_checkpoint: the checkpoint a running task's step started from (undo's records).
 """
 
@@ -29,11 +31,15 @@ from typing import Any
 
 import ormsgpack
 from langchain_core.messages import BaseMessage
-from langgraph._internal._constants import CONFIG_KEY_CHECKPOINT_MAP, CONFIG_KEY_RUNTIME
+from langgraph._internal._constants import (
+    CONFIG_KEY_CHECKPOINT_MAP,
+    CONFIG_KEY_RESUMING,
+    CONFIG_KEY_RUNTIME,
+)
 from langgraph.checkpoint.serde.jsonplus import EXT_DELTA_SNAPSHOT, JsonPlusSerializer
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
-__all__ = ["CONFIG_KEY_RUNTIME", "CachingSerializer", "Recall"]
+__all__ = ["CONFIG_KEY_RESUMING", "CONFIG_KEY_RUNTIME", "CachingSerializer", "Recall"]
 
 
 class Recall:

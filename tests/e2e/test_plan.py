@@ -39,7 +39,7 @@ class _Slow(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         start = time.monotonic()
-        time.sleep(0.5)
+        time.sleep(0 if self.path.startswith("/fast") else 0.5)
         body = self.path.encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
@@ -113,6 +113,23 @@ def test_a_plan_parks_once_then_runs_as_a_graph_with_results_substituted(
     assert '+  "content": "got alpha",' in ran["diff"]
 
 
+def test_a_task_starts_as_soon_as_what_it_needs_is_done(agent: Agent, slow_site: str) -> None:
+    agent.server.push(
+        plan(
+            (1, "fetch_url", {"url": f"{slow_site}/slow"}, []),
+            (2, "write_file", {"path": "x.txt", "content": "x"}, []),
+            (3, "fetch_url", {"url": f"{slow_site}/fast-after-2"}, [2]),
+        ),
+        text("Three."),
+    )
+    result = agent.run("run", "--plan", "three things", "-y", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    seen = {path: (start, end) for path, start, end in _Slow.seen}
+    # task 3 did not wait for task 1, which was still running (no wave barrier)
+    assert seen["/fast-after-2"][0] < seen["/slow"][1]
+    assert (agent.workspace / "x.txt").read_text() == "x"
+
+
 def test_dropping_a_task_drops_its_dependents_and_an_edit_runs_with_the_edit(
     agent: Agent,
 ) -> None:
@@ -155,7 +172,10 @@ def test_a_denied_tool_in_a_plan_is_refused_while_the_rest_runs(agent: Agent) ->
     assert (done[1]["state"], done[2]["state"]) == ("dropped", "done")
 
 
-def test_a_kill_during_a_plan_resumes_without_running_finished_tasks_again(agent: Agent) -> None:
+@pytest.mark.parametrize("decision", ["--approve", "--reject"])
+def test_a_kill_during_a_plan_resumes_without_running_finished_tasks_again(
+    agent: Agent, decision: str
+) -> None:
     wait = "for i in $(seq 300); do [ -f go ] && break; sleep 0.1; done"
     agent.server.push(
         plan(
@@ -185,10 +205,16 @@ def test_a_kill_during_a_plan_resumes_without_running_finished_tasks_again(agent
     listed = json.loads(agent.run("review", thread, "--json").stdout)
     assert [(p["call_id"].rsplit(".", 1)[1], p.get("rerun")) for p in listed] == [("2", "started")]
     agent.server.push(text("Three steps, one of them possibly twice."))
-    decided = agent.run("review", thread, "--approve", "all")
+    decided = agent.run("review", thread, decision, "all")
     assert decided.returncode == 0, decided.stderr
-    # task 1 finished before the kill and is not run again; task 2 was asked about
-    assert log.read_text().split() == ["one", "two", "two", "three"]
+    # task 1 finished before the kill and is not run again; task 2 was asked about: run
+    # again as planned, or rejected, and then task 3, which needs it, does not run
+    if decision == "--approve":
+        assert log.read_text().split() == ["one", "two", "two", "three"]
+    else:
+        assert log.read_text().split() == ["one", "two"]
+        done = outcome(agent, thread)
+        assert (done[2]["state"], done[3]["state"]) == ("failed", "skipped")
 
 
 def test_the_chat_shows_the_plan_and_drops_a_task_with_its_dependents(agent: Agent) -> None:

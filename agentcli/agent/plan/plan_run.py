@@ -27,15 +27,21 @@ from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.types import Overwrite, Send
 
 from agentcli.agent.plan import PLAN, PLAN_RESULTS
-from agentcli.agent.plan.substitution import substitute
+from agentcli.agent.plan.plan_task import (
+    DEFERRED,
+    DONE,
+    FAILED,
+    REFUSED,
+    SKIPPED,
+    result_parts,
+    value,
+)
 from agentcli.agent.review.approval_seals import ApprovalKey, seal_call
-from agentcli.agent.review.audit_records import PEOPLE, audit_record
+from agentcli.agent.review.audit_records import audit_record
 
-APPROVED, RUNNING, DONE, FAILED = "approved", "running", "done", "failed"
-DROPPED, SKIPPED, REFUSED = "dropped", "skipped", "refused"
+APPROVED, RUNNING, DROPPED = "approved", "running", "dropped"
 FINISHED = (DONE, FAILED, DROPPED, SKIPPED, REFUSED)
 ALTERED = "not run: the plan's state was changed from outside agentcli's review"
-SHELL_OK = "exit code 0"
 
 
 def seal_plan(key: ApprovalKey, thread_id: str, plan: Mapping[str, Any]) -> dict[str, Any]:
@@ -48,10 +54,6 @@ def plan_sealed(key: ApprovalKey, thread_id: str, plan: Any) -> bool:
         return False
     body = {k: v for k, v in plan.items() if k != "seal"}
     return key.check(plan.get("seal"), "plan", thread_id, body)
-
-
-def _result_parts(thread_id: str, run: str, call_id: str, entry: Any) -> tuple[Any, ...]:
-    return ("plan-result", thread_id, run, call_id, entry.get("status"), entry["content"])
 
 
 def pending_plan_call(messages: Sequence[Any]) -> tuple[AIMessage, dict[str, Any]] | None:
@@ -85,14 +87,14 @@ def run_of(message: AIMessage, call: Mapping[str, Any]) -> str:
 
 def advance(
     state: Mapping[str, Any],
-    ctx: Any,
     key: ApprovalKey,
     thread_id: str,
     step: int,
     allowed: Sequence[str] = (),
 ) -> dict[str, Any] | None:
     """The next move of the plan under way: {"update", "goto"}; None when no plan is.
-    `allowed`: the thread's sealed `A` rules, for the policy's second look."""
+    `allowed`: the thread's sealed `A` rules, for the policy's second look at a task whose
+    arguments get results (plan_task.py)."""
     found = pending_plan_call(state.get("messages", []))
     plan = state.get("plan")
     if found is None or not isinstance(plan, Mapping):
@@ -105,7 +107,7 @@ def advance(
     tasks = [dict(t) for t in plan["tasks"]]
     _collect(tasks, state.get("plan_results") or {}, key, thread_id, plan["run"])
     audit: list[dict[str, Any]] = []
-    sends = _ready(tasks, ctx, key, thread_id, step, plan["run"], audit, allowed)
+    sends = _ready(tasks, key, thread_id, step, plan["run"], audit, allowed)
     if sends:
         update = {"plan": seal_plan(key, thread_id, {**plan, "tasks": tasks}), "audit": audit}
         return {"update": update, "goto": sends}
@@ -117,37 +119,28 @@ def advance(
 def _collect(
     tasks: list[dict[str, Any]], results: Mapping[str, Any], key: Any, thread: str, run: str
 ) -> None:
-    """The outcome of each task that was running: its sealed result, or failed."""
+    """The outcome of each task that was running, from its sealed result: done, failed,
+    skipped or refused; a deferred task is sent again (plan_task.py)."""
     for task in tasks:
         if task["state"] != RUNNING:
             continue
         entry = results.get(task["call_id"])
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("content"), str):
+        if not isinstance(entry, Mapping):
             task.update(state=FAILED, why="no result was saved for it")
-        elif not key.check(entry.get("seal"), *_result_parts(thread, run, task["call_id"], entry)):
+        elif not key.check(entry.get("seal"), *result_parts(thread, run, task["call_id"], entry)):
             task.update(state=FAILED, why="its result was changed from outside agentcli")
+        elif entry.get("outcome") == DEFERRED:
+            task.update(state=APPROVED)
         else:
-            ok = entry.get("status") != "error" and _shell_ok(task["tool"], entry["content"])
-            task.update(state=DONE if ok else FAILED, result=entry["content"])
-
-
-def _shell_ok(tool: str, content: str) -> bool:
-    """A shell task failed when its command did (a non-zero exit, a timeout)."""
-    return tool != "shell" or content.split("\n", 1)[0] == SHELL_OK
-
-
-def value(task: Mapping[str, Any]) -> str:
-    """What `$N` stands for: the task's result; a shell command's output without its status."""
-    result = str(task.get("result", ""))
-    if task["tool"] == "shell":
-        result = result.split("\n", 1)[1] if "\n" in result else ""
-        return "" if result == "(no output)" else result
-    return result
+            state = entry.get("outcome") if entry.get("outcome") in FINISHED else FAILED
+            task.update(state=state, ran_args=entry.get("ran_args") or task.get("ran_args"))
+            for field in ("content", "why"):
+                if isinstance(entry.get(field), str):
+                    task["result" if field == "content" else "why"] = entry[field]
 
 
 def _ready(
     tasks: list[dict[str, Any]],
-    ctx: Any,
     key: ApprovalKey,
     thread: str,
     step: int,
@@ -155,10 +148,13 @@ def _ready(
     audit: list[dict[str, Any]],
     allowed: Sequence[str],
 ) -> list[Send]:
-    """Send every task whose deps are done; skip those whose deps cannot be."""
+    """Send every task that can run now: those whose deps are done, and with them those
+    that need only tasks sent now (they wait for them as they run, plan_task.py). Skip
+    those whose deps cannot be done."""
     by_id = {t["id"]: t for t in tasks}
     sends: list[Send] = []
-    for task in tasks:  # in order: deps come first
+    sent: set[int] = set()
+    for task in tasks:  # in order: deps come first, and are sent first
         if task["state"] != APPROVED:
             continue
         deps = [by_id[d] for d in task["deps"]]
@@ -167,48 +163,31 @@ def _ready(
             task.update(state=SKIPPED, why=f"task {blocked['id']} {_outcome(blocked)}")
             audit.append(_record(task, "skipped", "agentcli", f"plan: {task['why']}"))
             continue
-        if any(d["state"] != DONE for d in deps):
+        if any(d["state"] != DONE and d["id"] not in sent for d in deps):
             continue
-        args = substitute(task["tool"], task["args"], {d["id"]: value(d) for d in deps})
-        if args != task["args"] and (refusal := _refused(task, args, ctx, audit, allowed)):
-            task.update(state=REFUSED, why=refusal, ran_args=args)
-            continue
-        call = {"id": task["call_id"], "name": task["tool"], "args": args}
+        part = {
+            "run": run,
+            "given": {
+                str(d["id"]): value(d["tool"], d["result"]) for d in deps if d["id"] not in sent
+            },
+            "waits": {str(d["id"]): d["call_id"] for d in deps if d["id"] in sent},
+            "who": task.get("who"),
+            "allowed": list(allowed),
+        }
+        call = {"id": task["call_id"], "name": task["tool"], "args": task["args"]}
         unconfined = bool(task.get("unconfined"))
         payload = {
             "__type": "tool_call_with_context",
             "tool_call": call,
             "state": {},
-            "approval": seal_call(key, thread, step + 1, call, unconfined, plan=run),
-            "plan": run,
+            "approval": seal_call(key, thread, step + 1, call, unconfined, plan=part),
+            "plan": part,
             **({"sandbox": "off"} if unconfined else {}),
         }
         sends.append(Send("tools", payload))
-        task.update(state=RUNNING, ran_args=args)
-        if args != task["args"]:  # what ran, as the audit keeps it
-            audit.append(
-                _record(task, "substituted", "agentcli", "plan: deps' results", ran_args=args)
-            )
+        sent.add(task["id"])
+        task.update(state=RUNNING)
     return sends
-
-
-def _refused(
-    task: Mapping[str, Any], args: dict[str, Any], ctx: Any, audit: list, allowed: Sequence[str]
-) -> str | None:
-    """Why a task whose arguments now hold results may not run, or None: a deny rule on
-    what it would run wins, and what a rule allowed must still be allowed by one."""
-    policy = getattr(ctx, "policy", None)
-    if policy is None:
-        return None
-    verdict = policy.decide(task["tool"], args, allowed, workspace=getattr(ctx, "workspace", None))
-    if verdict.decision == "deny":
-        audit.append(_record(task, "denied", verdict.who, verdict.by, ran_args=args))
-        return f"denied once its deps' results were put in: {verdict.refusal}"
-    if task.get("who") not in PEOPLE and verdict.decision != "allow":
-        why = "the rule that allowed it does not allow it with its deps' results put in"
-        audit.append(_record(task, "refused", "agentcli", why, ran_args=args))
-        return f"{why}; a person must review it (call plan again)"
-    return None
 
 
 def _record(task: Mapping[str, Any], decision: str, who: str, by: str, **extra: Any) -> dict:
@@ -254,16 +233,3 @@ def outcome_text(tasks: Sequence[Mapping[str, Any]]) -> str:
         else:
             lines.append(f"{head}: not run: {task.get('why') or task['state']}")
     return "\n\n".join(lines)
-
-
-def result_entry(
-    key: ApprovalKey, thread_id: str, run: str, message: ToolMessage
-) -> dict[str, dict[str, Any]]:
-    """A plan task's tool message as its sealed entry in `plan_results`."""
-    entry: dict[str, Any] = {
-        "status": "error" if message.status == "error" else "ok",
-        "content": message.text,
-        "name": message.name,
-    }
-    entry["seal"] = key.seal(*_result_parts(thread_id, run, message.tool_call_id, entry))
-    return {message.tool_call_id: entry}

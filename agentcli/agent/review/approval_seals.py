@@ -114,7 +114,7 @@ def call_parts(
     step: int,
     call: Mapping[str, Any],
     unconfined: bool = False,
-    plan: str | None = None,
+    plan: Mapping[str, Any] | None = None,
 ) -> tuple[Any, ...]:
     parts: tuple[Any, ...] = ("call", thread_id, step, call.get("id"), call.get("name"))
     parts = (*parts, call.get("args"))
@@ -128,11 +128,12 @@ def seal_call(
     step: int,
     call: Mapping[str, Any],
     unconfined: bool = False,
-    plan: str | None = None,
+    plan: Mapping[str, Any] | None = None,
 ) -> str:
     """The seal of a call the tools node may run at `step` of this thread; `unconfined`: a
     person (or a rule they wrote) chose to run it outside the sandbox, which the seal covers;
-    `plan`: the call is a task of that plan run (its result goes to the plan)."""
+    `plan`: the call is a task of a plan (its run, the results it is given and the tasks it
+    waits for: agent/plan/plan_task.py), sealed with it."""
     return key.seal(*call_parts(thread_id, step, call, unconfined, plan))
 
 
@@ -146,7 +147,7 @@ def call_sealed(key: ApprovalKey, thread_id: str, step: int, task: Mapping[str, 
     if task.get("sandbox") not in (None, "off"):
         return False
     plan = task.get("plan")
-    if plan is not None and not isinstance(plan, str):
+    if plan is not None and not isinstance(plan, Mapping):
         return False
     parts = call_parts(thread_id, step, call, unconfined, plan)
     return key.check(task.get("approval"), *parts)

@@ -28,7 +28,7 @@ from agentcli.agent.review.answers import ask, checked
 from agentcli.agent.review.audit_records import audit_record, decider, refusal_kind
 from agentcli.agent.review.node import review_request
 from agentcli.agent.state import RunContext
-from agentcli.decisions import RERUN_DECISIONS
+from agentcli.decisions import PLAN_RERUN_DECISIONS, RERUN_DECISIONS
 from agentcli.threads.call_journal import boot_id
 
 RERUN = {
@@ -50,9 +50,11 @@ def journal_key(call_id: str | None, checkpoint_ns: str) -> str:
     return f"{call_id} {checkpoint_ns}"
 
 
-def rerun_request(call: ToolCall, earlier: str, where: str = "") -> dict[str, Any]:
+def rerun_request(
+    call: ToolCall, earlier: str, where: str = "", offered: Sequence[str] = RERUN_DECISIONS
+) -> dict[str, Any]:
     """The question for a call cut off by a crash: "done" is a choice only here."""
-    allowed = NOT_AGAIN.get(earlier, RERUN_DECISIONS)
+    allowed = [d for d in NOT_AGAIN.get(earlier, RERUN_DECISIONS) if d in offered]
     request = review_request([(call, RERUN[earlier].format(where=where))], allowed)
     request["action_requests"][0]["rerun"] = earlier
     return request
@@ -85,12 +87,13 @@ def ask_again(
     by_name: Mapping[str, BaseTool],
     ctx: RunContext | None = None,
     where: str = "",
+    offered: Sequence[str] = RERUN_DECISIONS,
 ) -> tuple[ToolCall | None, dict[str, Any]]:
     """Ask about a cut-off call: (the call to run, possibly edited, or None) and the state
     update to return instead of running it (its tool message and audit record). A call
     the run's policy denies (an edit into a denied call, or a resume with --deny) does not
     run; on a server, an answer's say that a rule or flag decided is not believed."""
-    request = rerun_request(call, earlier, where)
+    request = rerun_request(call, earlier, where, offered)
     allowed = request["review_configs"][0]["allowed_decisions"]
     checker: Callable[[Any], Any] = lambda answer: checked(  # noqa: E731
         answer, [call], by_name, allowed
@@ -124,7 +127,8 @@ def cut_off(
     `snapshot` is a StateSnapshot (its `tasks` are the steps LangGraph would run next);
     a call counts when its task has no saved result and the journal says it started. A
     first run still alive on this host is ended before the question is given (`settle`).
-    `also`: calls the tools tasks may run that are not the model's own (a plan's tasks).
+    `also`: calls the tools tasks may run that are not the model's own (a plan's tasks,
+    asked about without an edit: plan/plan_task.py).
     """
     tasks: Sequence[Any] = getattr(snapshot, "tasks", ())
     pending = [t for t in tasks if t.name == NODE and t.result is None and not t.interrupts]
@@ -137,11 +141,13 @@ def cut_off(
     found = []
     for task in pending:
         namespace = f"{NODE}:{task.id}"
-        for call in [*turn.tool_calls, *also]:
+        asked = [(c, RERUN_DECISIONS) for c in turn.tool_calls]
+        for call, offered in [*asked, *((c, PLAN_RERUN_DECISIONS) for c in also)]:
             key = journal_key(call["id"], namespace)
             earlier = journal.call_state(thread_id, key)
             if earlier in RERUN:
                 earlier, where = settle(journal, thread_id, key, earlier)
-                found.append(Interrupt.from_ns(rerun_request(call, earlier, where), namespace))
+                question = rerun_request(call, earlier, where, offered)
+                found.append(Interrupt.from_ns(question, namespace))
                 break
     return found

@@ -1,6 +1,6 @@
-"""A plan's parts: reading and checking it, `$N` substitution, and what the run does with a
-state or a result it cannot believe, or a task whose substituted arguments the policy
-refuses."""
+"""A plan's parts: reading and checking it, `$N` substitution, what the run does with a
+state or a result it cannot believe, a wave's tasks waiting for each other, and a task
+whose substituted arguments the policy refuses."""
 
 from __future__ import annotations
 
@@ -13,15 +13,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 
 from agentcli.agent.plan.plan_check import Plan, read_plan
-from agentcli.agent.plan.plan_run import (
-    APPROVED,
-    DONE,
-    RUNNING,
-    advance,
-    result_entry,
-    run_of,
-    seal_plan,
-)
+from agentcli.agent.plan.plan_run import APPROVED, RUNNING, advance, run_of, seal_plan
+from agentcli.agent.plan.plan_task import DONE, result_parts, run_task
 from agentcli.agent.plan.substitution import references, substitute
 from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.policy.approval_policy import Policy, Rule
@@ -119,7 +112,7 @@ def test_a_result_goes_into_a_shell_command_as_one_quoted_word() -> None:
 
 def _state(plan_tasks: list[dict], results: dict | None = None, seal: bool = True) -> dict:
     message = AIMessage("", id="m1", tool_calls=[{"id": "c1", "name": "plan", "args": {}}])
-    plan = {"run": run_of(message, {"id": "c1"}), "tasks": plan_tasks}
+    plan = {"run": RUN, "tasks": plan_tasks}
     plan = seal_plan(KEY, "t", plan) if seal else {**plan, "seal": "forged"}
     return {
         "messages": [HumanMessage("go"), message],
@@ -128,30 +121,32 @@ def _state(plan_tasks: list[dict], results: dict | None = None, seal: bool = Tru
     }
 
 
+RUN = run_of(AIMessage("", id="m1"), {"id": "c1"})
+
+
 def _task(n: int, state: str = APPROVED, deps: list | None = None, **more) -> dict:
     args = more.pop("args", {"command": f"echo {n}"})
     return {"id": n, "call_id": f"c1.{n}", "tool": "shell", "args": args, "deps": deps or [],
             "state": state, "who": "person", **more}  # fmt: skip
 
 
-CTX = SimpleNamespace(policy=Policy(), workspace=None)
+def _result(call_id: str, outcome: str, content: str) -> dict:
+    entry = {"outcome": outcome, "content": content, "ran_args": None}
+    entry["seal"] = KEY.seal(*result_parts("t", RUN, call_id, entry))
+    return {call_id: entry}
 
 
 def test_a_plan_state_changed_from_outside_runs_nothing() -> None:
-    moved = advance(_state([_task(1)], seal=False), CTX, KEY, "t", 5)
+    moved = advance(_state([_task(1)], seal=False), KEY, "t", 5)
     assert moved is not None and moved["goto"] == "agent"
     [message] = moved["update"]["messages"]
     assert "changed from outside" in message.content
 
 
 def test_a_result_changed_from_outside_counts_as_failed_and_stops_its_dependents() -> None:
-    from langchain_core.messages import ToolMessage
-
-    run = run_of(AIMessage("", id="m1"), {"id": "c1"})
-    entry = result_entry(KEY, "t", run, ToolMessage("exit code 0\nsecret", tool_call_id="c1.1"))
+    entry = _result("c1.1", DONE, "exit code 0\nsecret")
     entry["c1.1"]["content"] = "exit code 0\nforged"
-    state = _state([_task(1, RUNNING), _task(2, deps=[1])], entry)
-    moved = advance(state, CTX, KEY, "t", 5)
+    moved = advance(_state([_task(1, RUNNING), _task(2, deps=[1])], entry), KEY, "t", 5)
     assert moved is not None and moved["goto"] == "agent"  # nothing left to run: joined
     plan = moved["update"]["messages"][0].artifact["plan"]
     assert [(t["state"], t["why"]) for t in plan] == [
@@ -160,23 +155,94 @@ def test_a_result_changed_from_outside_counts_as_failed_and_stops_its_dependents
     ]
 
 
-def test_substituted_arguments_meet_the_deny_rules_and_rule_allowed_tasks_are_refused() -> None:
+def test_a_wave_holds_every_task_that_can_start_and_says_what_each_waits_for() -> None:
+    done = _result("c1.1", DONE, "exit code 0\none\n")
+    tasks = [_task(1, RUNNING), _task(2, deps=[1]), _task(3, deps=[2]), _task(4)]
+    tasks += [_task(9, deps=[4]), _task(5, deps=[9])]  # the plan's order: deps first
+    moved = advance(_state(tasks, done), KEY, "t", 5, ["shell"])
+    assert moved is not None
+    parts = {s.arg["tool_call"]["id"]: s.arg["plan"] for s in moved["goto"]}
+    assert list(parts) == ["c1.2", "c1.3", "c1.4", "c1.9", "c1.5"]  # deps before dependents
+    assert parts["c1.2"]["given"] == {"1": "one\n"} and parts["c1.2"]["waits"] == {}
+    assert parts["c1.3"]["waits"] == {"2": "c1.2"} and parts["c1.5"]["waits"] == {"9": "c1.9"}
+    assert parts["c1.4"]["allowed"] == ["shell"]
+
+
+def _run_task(call: dict, plan: dict, ctx: object, ran: list, resuming: bool = False) -> dict:
     from langchain_core.messages import ToolMessage
 
-    run = run_of(AIMessage("", id="m1"), {"id": "c1"})
-    entry = result_entry(KEY, "t", run, ToolMessage("exit code 0\nrm", tool_call_id="c1.1"))
+    def run(ready: dict) -> dict:
+        ran.append(ready["args"])
+        return {"messages": [ToolMessage("exit code 0\nok", tool_call_id=ready["id"])]}
+
+    return run_task(call, plan, ctx, KEY, "t", resuming, run)
+
+
+def test_substituted_arguments_meet_the_deny_rules_and_rule_allowed_tasks_are_refused() -> None:
     policy = Policy(rules=(Rule("shell", "deny", "rm *"), Rule("shell", "allow", "echo *")))
-    ctx = SimpleNamespace(policy=policy, workspace=None)
-    done = _task(1, RUNNING)
-    denied = _task(2, deps=[1], args={"command": "$1 -rf x"})
-    by_rule = _task(3, deps=[1], args={"command": "echo $1; ls"}, who="policy")
-    fine = _task(4, deps=[1], args={"command": "echo $1"}, who="policy")
-    moved = advance(_state([done, denied, by_rule, fine], entry), ctx, KEY, "t", 5)
-    assert moved is not None
-    [send] = moved["goto"]
-    assert send.arg["tool_call"]["args"] == {"command": "echo rm"}
-    states = {t["id"]: t["state"] for t in moved["update"]["plan"]["tasks"]}
-    assert states == {1: DONE, 2: "refused", 3: "refused", 4: RUNNING}
-    why = {t["id"]: t.get("why", "") for t in moved["update"]["plan"]["tasks"]}
-    assert why[2].startswith("denied once its deps' results were put in")
-    assert "a person must review it" in why[3]
+    ctx = SimpleNamespace(policy=policy, workspace=None, cancel=None)
+    given = {"run": RUN, "given": {"1": "rm"}, "waits": {}, "allowed": []}
+    ran: list = []
+    cases = {
+        "c1.2": ({"command": "$1 -rf x"}, "person"),
+        "c1.3": ({"command": "echo $1; ls"}, "policy"),
+        "c1.4": ({"command": "echo $1"}, "policy"),
+    }
+    out = {}
+    for call_id, (args, who) in cases.items():
+        call = {"id": call_id, "name": "shell", "args": args}
+        out[call_id] = _run_task(call, {**given, "who": who}, ctx, ran)["plan_results"][call_id]
+    assert ran == [{"command": "echo rm"}]  # only the one a rule still allows ran
+    assert out["c1.2"]["outcome"] == "refused" and out["c1.2"]["why"].startswith("denied once")
+    assert out["c1.3"]["outcome"] == "refused" and "a person must review it" in out["c1.3"]["why"]
+    assert out["c1.4"]["outcome"] == "done" and out["c1.4"]["ran_args"] == {"command": "echo rm"}
+
+
+def test_a_task_waits_for_its_wave_and_after_a_crash_is_deferred() -> None:
+    import threading
+
+    ctx = SimpleNamespace(policy=None, workspace=None, cancel=None)
+    run = f"{RUN}-wave"
+    ran: list = []
+    first = {"id": "w.1", "name": "shell", "args": {"command": "echo one"}}
+    second = {"id": "w.2", "name": "shell", "args": {"command": "echo $1"}}
+    needs = {"run": run, "given": {}, "waits": {"1": "w.1"}, "who": "person"}
+    later = threading.Thread(target=lambda: _run_task(second, needs, ctx, ran))
+    later.start()
+    later.join(0.3)
+    assert later.is_alive() and ran == []  # waiting for task 1 of its wave
+    _run_task(first, {"run": run, "given": {}, "waits": {}}, ctx, ran)
+    later.join(5)
+    assert ran == [{"command": "echo one"}, {"command": "echo ok"}]
+    again = _run_task(second, {**needs, "run": "other"}, ctx, [], resuming=True)
+    assert again["plan_results"]["w.2"]["outcome"] == "deferred"
+
+
+def test_after_a_crash_a_waiting_task_is_asked_about_if_it_had_started() -> None:
+    from langchain_core.messages import ToolMessage
+
+    ctx = SimpleNamespace(policy=None, workspace=None, cancel=None)
+    call = {"id": "x.2", "name": "shell", "args": {"command": "echo $1"}}
+    plan = {"run": "after-crash", "given": {}, "waits": {"1": "x.1"}, "who": "person"}
+    ran: list = []
+
+    def run(ready: dict) -> dict:
+        ran.append(ready)
+        return {}
+
+    rejected = ToolMessage("not run again: rejected by the user", tool_call_id="x.2")
+    answers = {
+        "never started": None,
+        "run again": (call, {"audit_pending": [{"decision": "approved again"}]}),
+        "rejected": (None, {"messages": [rejected], "audit_pending": [{"decision": "rejected"}]}),
+    }
+    out = {}
+    for name, answer in answers.items():
+        update = run_task(call, plan, ctx, KEY, "t", True, run, lambda a=answer: a)
+        out[name] = (update["plan_results"]["x.2"], update["audit_pending"])
+    assert ran == []  # after a crash a waiting task never runs in the step run again
+    assert out["never started"][0]["outcome"] == "deferred" and out["never started"][1] == []
+    assert out["run again"][0]["outcome"] == "deferred"  # sent again with its deps' results
+    assert out["run again"][1] == [{"decision": "approved again"}]
+    assert out["rejected"][0]["outcome"] == "failed"
+    assert out["rejected"][0]["content"] == "not run again: rejected by the user"

@@ -1,0 +1,165 @@
+"""One task of a plan in the tools node: wait for what it needs, put the results in, run.
+
+The agent node sends a wave's tasks together (plan_run.py); each task's sealed `plan` part
+says which results it was given (tasks done in earlier waves) and which tasks of its own
+wave it waits for. It waits for those here, in this process (task_board.py), so it starts
+as soon as they are done, not when the whole wave is. A task LangGraph runs again after a
+crash (the first step of a resumed run) does not wait: the tasks it needs may have finished
+in the process that died, their results saved but not posted here, so it is deferred, runs
+nothing, and the agent node sends it again with those results.
+
+Its arguments then get the results (substitution.py). When that changes them the policy
+looks again: a deny rule refuses the task, and a task a rule allowed (not a person) runs
+only if a rule still allows it. The call then runs as any call does (the journal, undo's
+snapshots, the sandbox) and its tool message becomes its sealed entry in `plan_results`:
+it answers no call of the model's; the agent node joins them (plan_run.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+
+from agentcli.agent.plan.substitution import substitute
+from agentcli.agent.plan.task_board import BOARD, Posted
+from agentcli.agent.review.approval_seals import ApprovalKey
+from agentcli.agent.review.audit_records import PEOPLE, audit_record
+
+DONE, FAILED, SKIPPED, REFUSED, DEFERRED = "done", "failed", "skipped", "refused", "deferred"
+SHELL_OK = "exit code 0"
+
+
+def result_parts(thread_id: str, run: str, call_id: str, entry: Mapping[str, Any]) -> tuple:
+    """What a task's result is sealed over: a client of a server cannot write one."""
+    fields = (entry.get("outcome"), entry.get("content"), entry.get("why"), entry.get("ran_args"))
+    return ("plan-result", thread_id, run, call_id, *fields)
+
+
+def run_task(
+    call: dict[str, Any],
+    plan: Mapping[str, Any],
+    ctx: Any,
+    key: ApprovalKey,
+    thread_id: str,
+    resuming: bool,
+    run: Callable[[dict[str, Any]], Any],
+    cut_off: Callable[[], tuple[Any, dict[str, Any]] | None] = lambda: None,
+) -> dict[str, Any]:
+    """The update of one plan task: its entry in `plan_results`, and audit records.
+    `run` runs the call (the journal asks about it if a crash cut it off); `cut_off` asks
+    about it, when it was cut off, without running it: (None, update) if the person
+    rejected it or marked it done, else (the call, update); None if it never started."""
+    posted = Posted(DEFERRED)  # left by an exception (a question after a crash): not skipped
+    audit: list[dict[str, Any]] = []
+    try:
+        if plan.get("waits") and resuming:
+            entry, posted, update = _after_crash(cut_off)
+        else:
+            entry, posted, update = _task(call, plan, ctx, thread_id, run, audit)
+    finally:
+        BOARD.post(thread_id, plan["run"], call["id"], posted)
+    entry["seal"] = key.seal(*result_parts(thread_id, plan["run"], call["id"], entry))
+    pending = [*audit, *(update.get("audit_pending") or [])]
+    return {**update, "plan_results": {call["id"]: entry}, "audit_pending": pending}
+
+
+def _task(
+    call: dict[str, Any],
+    plan: Mapping[str, Any],
+    ctx: Any,
+    thread_id: str,
+    run: Callable[[dict[str, Any]], Any],
+    audit: list[dict[str, Any]],
+) -> tuple[dict[str, Any], Posted, dict[str, Any]]:
+    values = {int(n): str(v) for n, v in (plan.get("given") or {}).items()}
+    waits = {int(n): str(c) for n, c in (plan.get("waits") or {}).items()}
+    if waits:
+        stopped = getattr(ctx, "cancel", None)
+        got = BOARD.wait(thread_id, plan["run"], waits.values(), _is_set(stopped))
+        if got is None:  # Ctrl-C while it waited: not run, sent again with the next run
+            return {"outcome": DEFERRED}, Posted(DEFERRED), {}
+        for number, call_id in sorted(waits.items()):
+            if got[call_id].outcome == DEFERRED:
+                return {"outcome": DEFERRED}, Posted(DEFERRED), {}
+            if got[call_id].outcome != DONE:
+                why = (
+                    f"task {number} {'failed' if got[call_id].outcome == FAILED else 'did not run'}"
+                )
+                return {"outcome": SKIPPED, "why": why}, Posted(SKIPPED), {}
+            values[number] = got[call_id].value
+    args = substitute(call["name"], call["args"], values)
+    if args != call["args"]:
+        refusal = _refused(call, args, plan, ctx, audit)
+        if refusal:
+            return {"outcome": REFUSED, "why": refusal, "ran_args": args}, Posted(REFUSED), {}
+        audit.append(
+            audit_record(call, "substituted", "agentcli", "plan: deps' results", ran_args=args)
+        )
+    update = run({**call, "args": args})
+    if not isinstance(update, dict):
+        return {"outcome": FAILED, "why": "the task gave no result"}, Posted(FAILED), {}
+    messages = [m for m in update.get("messages", []) if isinstance(m, ToolMessage)]
+    rest = {k: v for k, v in update.items() if k != "messages"}
+    if not messages:
+        return {"outcome": FAILED, "why": "the task gave no result"}, Posted(FAILED), rest
+    message = messages[-1]
+    ok = message.status != "error" and _shell_ok(call["name"], message.text)
+    outcome = DONE if ok else FAILED
+    entry = {"outcome": outcome, "content": message.text, "name": message.name, "ran_args": args}
+    return entry, Posted(outcome, value(call["name"], message.text)), rest
+
+
+def _after_crash(
+    cut_off: Callable[[], tuple[Any, dict[str, Any]] | None],
+) -> tuple[dict[str, Any], Posted, dict[str, Any]]:
+    """A task of a wave LangGraph runs again after a crash: what it waits for may have
+    finished in the process that died, saved but not posted here, so it waits for nothing
+    and is deferred (the agent node sends it again, with those results). If it had started,
+    it is asked about first, like any call a crash cut off."""
+    asked = cut_off()
+    if asked is None or asked[0] is not None:  # never started, or to run again as planned
+        return {"outcome": DEFERRED}, Posted(DEFERRED), asked[1] if asked else {}
+    update = asked[1]
+    said = [m.text for m in update.get("messages", []) if isinstance(m, ToolMessage)]
+    rest = {k: v for k, v in update.items() if k != "messages"}
+    entry = {"outcome": FAILED, "content": said[-1] if said else "", "why": "cut off by a crash"}
+    return entry, Posted(FAILED), rest
+
+
+def _is_set(event: Any) -> Callable[[], bool]:
+    return (lambda: event.is_set()) if event is not None else (lambda: False)
+
+
+def _refused(
+    call: Mapping[str, Any], args: dict[str, Any], plan: Mapping[str, Any], ctx: Any, audit: list
+) -> str | None:
+    """Why a task whose arguments now hold results may not run, or None: a deny rule on
+    what it would run wins, and what a rule allowed must still be allowed by one."""
+    policy = getattr(ctx, "policy", None)
+    if policy is None:
+        return None
+    allowed = list(plan.get("allowed") or [])
+    verdict = policy.decide(call["name"], args, allowed, workspace=getattr(ctx, "workspace", None))
+    if verdict.decision == "deny":
+        audit.append(audit_record(call, "denied", verdict.who, verdict.by, ran_args=args))
+        return f"denied once its deps' results were put in: {verdict.refusal}"
+    if plan.get("who") not in PEOPLE and verdict.decision != "allow":
+        why = "the rule that allowed it does not allow it with its deps' results put in"
+        audit.append(audit_record(call, "refused", "agentcli", why, ran_args=args))
+        return f"{why}; a person must review it (call plan again)"
+    return None
+
+
+def _shell_ok(tool: str, content: str) -> bool:
+    """A shell task failed when its command did (a non-zero exit, a timeout)."""
+    return tool != "shell" or content.split("\n", 1)[0] == SHELL_OK
+
+
+def value(tool: str, content: str) -> str:
+    """What `$N` stands for: the task's result; a shell command's output without its status."""
+    if tool != "shell":
+        return content
+    output = content.split("\n", 1)[1] if "\n" in content else ""
+    return "" if output == "(no output)" else output

@@ -1,0 +1,59 @@
+"""Where the tasks of one plan wave, running side by side in this process, leave their
+outcomes for the tasks that need them (plan_task.py).
+
+A wave's tasks are sent together, each after the tasks it needs, so a task that waits here
+only ever waits for tasks taken up before it (LangGraph's tools tasks run in the order they
+were sent, on a first-come thread pool): waiting cannot go round in a circle. Every task
+posts an outcome on every way out, so nothing waits for ever on a task that failed or
+stopped; a task LangGraph runs again after a crash waits for nothing (plan_task.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+KEPT_RUNS = 64  # plans whose outcomes are kept; older ones are forgotten
+
+
+@dataclass(frozen=True)
+class Posted:
+    outcome: str  # done | failed | skipped | refused | deferred
+    value: str = ""  # what $N stands for, when done
+
+
+class TaskBoard:
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._runs: OrderedDict[tuple[str, str], dict[str, Posted]] = OrderedDict()
+
+    def post(self, thread_id: str, run: str, call_id: str, posted: Posted) -> None:
+        with self._changed:
+            self._runs.setdefault((thread_id, run), {})[call_id] = posted
+            self._runs.move_to_end((thread_id, run))
+            while len(self._runs) > KEPT_RUNS:
+                self._runs.popitem(last=False)
+            self._changed.notify_all()
+
+    def wait(
+        self,
+        thread_id: str,
+        run: str,
+        call_ids: Iterable[str],
+        stopped: Callable[[], bool] = lambda: False,
+    ) -> dict[str, Posted] | None:
+        """The outcomes of `call_ids` once all are posted; None if `stopped()` first."""
+        wanted = list(call_ids)
+        with self._changed:
+            while True:
+                posted = self._runs.get((thread_id, run), {})
+                if all(call_id in posted for call_id in wanted):
+                    return {call_id: posted[call_id] for call_id in wanted}
+                if stopped():
+                    return None
+                self._changed.wait(timeout=0.2)  # also to look at `stopped` now and then
+
+
+BOARD = TaskBoard()  # one per process: the tools tasks of its runs
