@@ -38,7 +38,7 @@ from agentcli.agent.review.approval_seals import (
     step_of,
     thread_of,
 )
-from agentcli.agent.review.audit_records import PEOPLE, audit_record, decider
+from agentcli.agent.review.audit_records import PEOPLE, audit_record, decider, refusal_kind
 from agentcli.agent.review.node import Turn, review_request
 from agentcli.agent.review.pending_calls import vet
 from agentcli.agent.review.preconditions import precondition
@@ -49,6 +49,7 @@ from agentcli.policy.thread_rules import scoped_entry
 
 ONLY_CALL = "a plan call must be the only call of its turn: put every step in the plan"
 FEEDBACK = "The person sent the plan back; nothing ran. Their feedback:"
+EXPIRED = "The plan's review expired; nothing ran:"
 
 
 def plans_this_turn(messages: Sequence[BaseMessage]) -> int:
@@ -260,7 +261,7 @@ def _decided(
     for task_call in pending.allowed:
         unconfined = task_call["id"] in lifted
         outcome[task_call["id"]] = {"who": "policy", "args": task_call["args"], "off": unconfined}
-    feedback: list[tuple[dict[str, Any], str]] = []
+    feedback: list[tuple[dict[str, Any], str, str]] = []
     remember: list[str] = []
     for (task_call, _), decision in zip(pending.asking, decisions, strict=True):
         who, by = decider(decision, ctx.from_clients)
@@ -283,9 +284,10 @@ def _decided(
             outcome[task_call["id"]] = {"who": who, "args": args, "off": off}
             if decision.get("always"):
                 remember.append(scoped_entry(task_call["name"], decision.get("match")))
-        elif said := decision.get("message"):
-            feedback.append((task_call, str(said)))
-            audit.append(audit_record(task_call, "feedback", who, by, feedback=said))
+        elif said := decision.get("message"):  # feedback, or agentcli's word it expired
+            kind = refusal_kind(who, by, True)
+            feedback.append((task_call, str(said), kind))
+            audit.append(audit_record(task_call, kind, who, by, feedback=said))
         else:
             audit.append(audit_record(task_call, "rejected", who, by))
             dropped[task_call["id"]] = "rejected by the person"
@@ -294,8 +296,9 @@ def _decided(
         update["allowed_tools"] = remember
         update["allowed_seals"] = [seal_tool(key, thread, name) for name in remember]
     if feedback:
-        lines = [f"Task {_task_of(c)} ({c['name']}): {said}" for c, said in feedback]
-        text = "\n".join([FEEDBACK, *lines])
+        expired = all(kind == "expired" for _, _, kind in feedback)
+        lines = [f"Task {_task_of(c)} ({c['name']}): {said}" for c, said, _ in feedback]
+        text = "\n".join([EXPIRED if expired else FEEDBACK, *lines])
         reply = ToolMessage(text, tool_call_id=call["id"], name=PLAN, status="error")
         return Command(update={**update, "messages": [reply]}, goto="agent")
     tasks = _states(plan, str(call["id"]), outcome, dropped, audit)

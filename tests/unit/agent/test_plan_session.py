@@ -123,3 +123,16 @@ def test_plans_after_the_first_are_bounded_by_max_replans(make) -> None:
     told = [m for m in s.state().values["messages"] if isinstance(m, ToolMessage)][-1]
     assert "max_replans is 1" in told.content and told.status == "error"
     assert events[-1].final == "enough"
+
+
+def test_a_wave_larger_than_the_thread_pool_runs_in_order_without_waiting_for_ever(make) -> None:
+    chain = [(1, "note", {"text": "t1"}, [])]
+    chain += [(n, "note", {"text": f"t{n} after ${n - 1}"}, []) for n in range(2, 13)]
+    fan = [(n, "peek", {"path": f"p{n}"}, [1]) for n in range(13, 21)]
+    s = make([plan(*chain, *fan), say("twenty")], policy=Policy.build(auto_approve=True))
+    events = list(s.send("a long chain", plan=True))  # 20 tasks sent at once; 6 pool threads
+    assert events[-1].final == "twenty"
+    notes = [r["text"] for r in RAN if "text" in r]
+    assert [n.split(" ", 1)[0] for n in notes] == [f"t{n}" for n in range(1, 13)]
+    assert len([r for r in RAN if "path" in r]) == 8
+    assert [t["state"] for t in joined(s).artifact["plan"]] == ["done"] * 20
