@@ -8,6 +8,7 @@ import json
 import pexpect
 
 from tests.e2e.conftest import Agent
+from tests.e2e.test_chat import PROMPT, leave
 from tests.helpers.scripted_server import error, text, tool_calls
 from tests.helpers.server_profiles import Profile
 
@@ -71,13 +72,25 @@ def test_an_empty_stream_is_asked_again_without_streaming(agent: Agent) -> None:
 
 def test_usage_is_estimated_and_marked_when_a_stream_has_none(agent: Agent) -> None:
     agent.server.profile = Profile(no_stream_usage=True)
-    agent.server.push(text("An answer of a few words." * 8))
+    answer = "Une réponse de quelques mots, ✓. " * 8
+    agent.server.push(text(answer))
     result = agent.run("run", "count me", "-o", "json")
     assert result.returncode == 0, result.stderr
     usage = json.loads(result.stdout)["usage"]
     assert usage["estimated"] is True
-    assert usage["output_tokens"] == -(-len("An answer of a few words." * 8) // 4)
+    # the window's estimate (token_count.py): UTF-8 bytes / 4, not characters / 4
+    assert usage["output_tokens"] == -(-len(answer.encode()) // 4) != -(-len(answer) // 4)
     assert usage["input_tokens"] > 0
+
+
+def test_chat_says_how_usage_was_estimated(agent: Agent) -> None:
+    agent.server.profile = Profile(no_stream_usage=True)
+    agent.server.push(text("Counted by agentcli."))
+    child = agent.spawn("chat")
+    child.expect(PROMPT)
+    child.sendline("hi")
+    child.expect(r"\d+ in · \d+ out \(estimated: UTF-8 bytes / 4\)")
+    leave(child)
 
 
 def test_reported_usage_is_not_marked_estimated(agent: Agent) -> None:
