@@ -4,6 +4,7 @@ and visible retries, driven through the installed command."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pexpect
 
@@ -68,6 +69,31 @@ def test_an_empty_stream_is_asked_again_without_streaming(agent: Agent) -> None:
     assert [r["stream"] for r in agent.server.requests] == [True, False]
     retry = [e for e in events(result) if e["type"] == "retry"][0]
     assert retry["error"] == "the server sent an empty stream" and retry["attempt"] == 2
+
+
+def test_a_server_that_drops_the_connection_after_an_empty_stream_is_asked_again(
+    agent: Agent,
+) -> None:
+    """llama-cpp-python's server (chatml-function-calling, tool_choice "auto", a call
+    chosen) fails a streamed request with an empty stream, then closes that connection as
+    the unstreamed request goes out on it. With no retries configured that one-off request
+    still gets an answer: it is asked once more on a new connection."""
+    configure = Path(agent.env["XDG_CONFIG_HOME"]) / "agentcli" / "config.toml"
+    configure.parent.mkdir(parents=True, exist_ok=True)
+    configure.write_text("[model]\nmax_retries = 0\n")
+    agent.server.profile = Profile(empty_stream=True, drop_after_empty=True)
+    agent.server.push(text("unused: the stream is empty"), text("Plain answer."))
+    result = agent.run("run", "hi", "-o", "jsonl")
+    assert result.returncode == 0, result.stderr
+    assert events(result)[-1]["final"] == "Plain answer."
+    # the empty stream, the dropped request, the same request again on a new connection
+    assert [r["stream"] for r in agent.server.requests] == [True, False, False]
+    retries = [e for e in events(result) if e["type"] == "retry"]
+    assert [r["change"] for r in retries] == [
+        "asking again without streaming",
+        "asking again on a new connection",
+    ]
+    assert "connection" in retries[1]["error"]
 
 
 def test_usage_is_estimated_and_marked_when_a_stream_has_none(agent: Agent) -> None:

@@ -260,6 +260,8 @@ class _Handler(BaseHTTPRequestHandler):
         if ollama:
             return self._ollama_show(body)
         srv._record(body, {k.lower(): v for k, v in self.headers.items()})
+        if getattr(self, "failed_stream", False):  # a server quirk (server_profiles.py)
+            return self._drop()
         if not self._authorized():
             return
         if refused := srv.profile.refusal(body):  # a server quirk (server_profiles.py)
@@ -276,6 +278,14 @@ class _Handler(BaseHTTPRequestHandler):
         reply, cid = srv._next(body)
         self._answer(body, cid, reply)
 
+    def _drop(self) -> None:
+        """Close the connection without a response."""
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
     def _answer(self, body: dict, cid: str, reply: Reply | None) -> None:
         stream = bool(body.get("stream"))
         piece = self.server.scripted.piece
@@ -287,15 +297,14 @@ class _Handler(BaseHTTPRequestHandler):
         elif reply.kind == "drop":
             if stream and reply.content:
                 self._sse(_chunks(body, cid, reply, complete=False, piece=piece))
-            self.close_connection = True
-            try:
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            self._drop()
         elif stream:
-            chunks = self.server.scripted.profile.stream(_chunks(body, cid, reply, piece=piece))
-            self._sse(itertools.chain(chunks, ["[DONE]"]))
+            profile = self.server.scripted.profile
+            chunks = profile.stream(_chunks(body, cid, reply, piece=piece))
+            self._sse(itertools.chain(chunks, ["[DONE]"] if profile.says_done() else []))
             self.wfile.write(b"0\r\n\r\n")
+            # this connection's next request is dropped (kept on the handler: one a connection)
+            self.failed_stream = profile.empty_stream and profile.drop_after_empty
         else:
             self._json(200, self.server.scripted.profile.completion(_completion(body, cid, reply)))
 

@@ -11,6 +11,10 @@ A profile changes how every reply is sent (ScriptedServer calls `refusal`, `dela
 - refuse_null_content: HTTP 500 with a pydantic validation error for an assistant message
   with tool calls whose `content` is null (llama-cpp-python's server);
 - empty_stream: a 200 stream with no chunk at all, only `[DONE]`;
+- drop_after_empty: the empty stream is llama-cpp-python's after an error in its handler
+  (not even `[DONE]`), and the next request on the same keep-alive connection is dropped
+  unanswered (that server closes the connection its failed stream was on, as the client
+  sends the next request on it);
 - no_stream_usage: no usage chunk when streaming, whatever `stream_options` asks;
 - finish_length: `finish_reason: "length"` instead of "stop"/"tool_calls";
 - truncated_final: a final chunk (or completion) with llama.cpp's `truncated: true` and
@@ -31,6 +35,7 @@ class Profile:
     repeat_names: bool = False
     refuse_null_content: bool = False
     empty_stream: bool = False
+    drop_after_empty: bool = False
     no_stream_usage: bool = False
     finish_length: bool = False
     truncated_final: bool = False
@@ -64,6 +69,10 @@ class Profile:
         """Seconds to wait before answering this request."""
         self.served += 1
         return self.first_delay if self.served == 1 else 0.0
+
+    def says_done(self) -> bool:
+        """Whether a stream ends with `data: [DONE]`."""
+        return not (self.empty_stream and self.drop_after_empty)
 
     def stream(self, chunks: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         """The streamed chunks as this server sends them."""

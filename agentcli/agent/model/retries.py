@@ -11,8 +11,11 @@ attempt n of m).
   the first request, and a second one would double its work;
 - never: other 4xx answers and 5xx validation errors, which fail the same way again;
 - once each, outside that count: an empty answer stream ("No generation chunks were
-  returned") asked again without streaming; a server that refuses `content: null` on an
-  assistant message with tool calls asked again with `""` there (and from then on).
+  returned") asked again without streaming, and that request asked once more if its
+  connection fails (a server that failed the stream may close the keep-alive connection it
+  was on just as the next request goes out on it: llama-cpp-python's does); a server that
+  refuses `content: null` on an assistant message with tool calls asked again with `""`
+  there (and from then on).
 """
 
 from __future__ import annotations
@@ -94,6 +97,15 @@ def describe(exc: BaseException) -> str:
     return text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 1] + "…"
 
 
+def lost_connection(exc: BaseException) -> bool:
+    """The connection failed (refused, reset, closed unanswered), not a timeout."""
+    import openai
+
+    return isinstance(exc, openai.APIConnectionError) and not isinstance(
+        exc, openai.APITimeoutError
+    )
+
+
 def refuses_null_content(exc: BaseException, messages: Sequence[BaseMessage]) -> bool:
     """A 4xx or 500 about `content`, for a request with an assistant tool-call message
     whose content went out as null."""
@@ -133,6 +145,7 @@ def answer(
     `{"retry": {"error", "attempt", "attempts", "change"?}}` stream part before it is made."""
     attempt, attempts = 1, retries.attempts
     streaming = True
+    after_empty = False  # the request is the one asked again after an empty stream
     while True:
         try:
             return ask(chat) if streaming else unstreamed(chat, messages, write)
@@ -143,7 +156,10 @@ def answer(
             model = chat_model(chat)
             if streaming and isinstance(exc, ValueError) and EMPTY_STREAM in str(exc):
                 streaming, error = False, "the server sent an empty stream"
-                change = "asking again without streaming"
+                change, after_empty = "asking again without streaming", True
+            elif after_empty and lost_connection(exc):
+                after_empty, error = False, describe(exc)
+                change = "asking again on a new connection"
             elif getattr(model, "empty_tool_call_content", True) is False and refuses_null_content(
                 exc, messages
             ):
