@@ -74,12 +74,19 @@ def verdict(exc: BaseException) -> str:
     if isinstance(exc, openai.RateLimitError | openai.APIConnectionError):
         return "retry"
     if isinstance(exc, openai.InternalServerError):
-        return "final" if VALIDATION.search(describe(exc)) else "retry"
+        return "final" if VALIDATION.search(error_text(exc)) else "retry"
     return "final"
 
 
 def describe(exc: BaseException) -> str:
-    """What failed, in one line."""
+    """What failed, in one line (clipped to ERROR_CHARS)."""
+    text = error_text(exc)
+    return text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 1] + "…"
+
+
+def error_text(exc: BaseException) -> str:
+    """What failed, on one line and whole: what is read to judge an error (a server may
+    name the field it refused only after hundreds of characters about others)."""
     import openai
 
     if isinstance(exc, openai.APITimeoutError):
@@ -93,8 +100,7 @@ def describe(exc: BaseException) -> str:
         body = exc.body.get("error", exc.body) if isinstance(exc.body, dict) else None
         message = body.get("message") or body.get("detail") if isinstance(body, dict) else None
         text = f"HTTP {exc.status_code}: {message or exc.message}"
-    text = " ".join(text.split()) or type(exc).__name__
-    return text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 1] + "…"
+    return " ".join(text.split()) or type(exc).__name__
 
 
 def lost_connection(exc: BaseException) -> bool:
@@ -117,7 +123,7 @@ def refuses_null_content(exc: BaseException, messages: Sequence[BaseMessage]) ->
         isinstance(m, AIMessage) and (m.tool_calls or m.invalid_tool_calls) and not m.content
         for m in messages
     )
-    return sent_null and "content" in describe(exc).lower()
+    return sent_null and "content" in error_text(exc).lower()
 
 
 def chat_model(chat: Any) -> Any:
