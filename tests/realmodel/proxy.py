@@ -5,6 +5,10 @@ request as agentcli sent it, the status and time of its answer, and what the ser
 back (`Seen`: streamed or not, chunks, usage, finish reasons, a tool name repeated in every
 delta, an error's message), so the tests can check what agentcli sent and report what it
 had to handle.
+
+It opens a new connection to the server for each request, so what a server does to a
+keep-alive connection (closing it after a failed stream) does not reach agentcli through it:
+a test of that talks to the server straight.
 """
 
 from __future__ import annotations
