@@ -20,12 +20,15 @@ rounds, the two interleaved.
 
     .venv/bin/python bench/render.py                   # 3 rounds
     .venv/bin/python bench/render.py --quick           # a tenth of the sizes, one round
+
+Each case's row goes to stderr as it is done; the table of them all to stdout at the end.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import sys
 import time
 from collections.abc import Callable
 
@@ -170,7 +173,7 @@ def main() -> None:
         chunks = -(-len(answer) // args.piece)
         row = [name, len(answer), chunks, total["old"], total["new"], end["old"], end["new"]]
         rows.append(row)
-        print(table(header, [row]), flush=True)
+        print(table(header, [row]), file=sys.stderr, flush=True)  # progress; the table: stdout
     print()
     print(
         f"{machine()}; pieces of {args.piece} characters, {args.rate:.0f} a second"

@@ -7,6 +7,7 @@ on one Hermes call carrying the whole size as a `write_file` content, and on hos
 that repeats an unclosed marker. Medians of --rounds rounds, one process, in-memory.
 
     .venv/bin/python bench/textcalls.py [--rounds 5]
+    .venv/bin/python bench/textcalls.py --quick      # one round (tests/e2e/test_bench.py)
 """
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ def median_ms(work: Callable[[], object], rounds: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--quick", action="store_true", help="one round")
+    args = parser.parse_args()
+    rounds = 1 if args.quick else args.rounds
     print("| work | 100 KB | 1 MB |")
     print("|---|---|---|")
     cases: list[tuple[str, Callable[[int], Callable[[], object]]]] = [

@@ -56,6 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "realmodel: against a real model server (tests/realmodel/run.sh); not in the default run",
     )
     config.addinivalue_line("markers", "window: the scripted server's context window (e2e)")
+    config.addinivalue_line("markers", "llama: which real model server (tests/realmodel)")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

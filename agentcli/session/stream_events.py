@@ -155,7 +155,7 @@ def title_of(text: str) -> str:
 
 
 def usage_of(message: AIMessage) -> dict[str, int] | None:
-    """A turn's tokens; `estimated: True` when the server sent none (usage_estimate.py)."""
+    """A turn's tokens; `estimated: True` when the server sent none (token_count.py)."""
     usage = message.usage_metadata
     if not usage:
         return None

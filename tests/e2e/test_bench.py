@@ -1,10 +1,12 @@
-"""The issue 8 benchmarks still run: each script with --quick prints its table's rows.
+"""The benchmarks still run: each script with --quick prints its table's rows.
 
-No timing is checked here; the figures are in bench/README.md.
+No timing is checked here; the figures are in bench/README.md. A row's first figure is a
+number ("12.3", "2.9 ms", or "min / median / max"); `EXACT` cells are checked too.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -68,6 +70,29 @@ ROWS = {
         "person-approved: decide() to the answer",
         "person-approved: send() to the review",
     ],
+    "context.py": [  # 30 turns against an 8k window, compaction on and off
+        "prompt tokens, turn 10",
+        "prompt tokens, turn 20",
+        "prompt tokens, turn 30",
+        "after the first compaction: min / median / max",
+        "largest request (tokens)",
+        "requests over the 8192-token window",
+        "summary requests",
+        "first turn smaller than one before it",
+        "wall time (s)",
+    ],
+    "textcalls.py": [
+        "stream, 4-char pieces, no filter",
+        "stream, 4-char pieces, held back",
+        "recover: plain prose",
+        "recover: one Hermes write_file call",
+        "recover: unclosed markers repeated",
+    ],
+    "render.py": ["fence 1,000 lines", "lines 5,400", "list 5,400 items"],
+}
+# cells whose value is known: (label, column) -> value
+EXACT = {
+    "context.py": {("requests over the 8192-token window", 1): "0"},  # compaction on: none
 }
 # rows with a pass/miss
 GOALS = {
@@ -80,7 +105,11 @@ GOALS = {
     "toolstart.py": 1,
     "sandbox.py": 3,
     "snapshots.py": 2,
+    "context.py": 0,
+    "textcalls.py": 0,
+    "render.py": 0,
 }
+FIGURE = re.compile(r"\d+(\.\d+)?( / \d+(\.\d+)?)*( ms| s)?")
 
 
 def rows(stdout: str) -> list[list[str]]:
@@ -90,7 +119,8 @@ def rows(stdout: str) -> list[list[str]]:
     lines = stdout.splitlines()
     for line, after in zip(lines, [*lines[1:], ""], strict=True):
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if line.startswith("| ") and not after.startswith("|-"):
+        header = re.fullmatch(r"\|[-:| ]+\|", after.strip()) is not None
+        if line.startswith("| ") and not header:
             found.append(cells)
     return found
 
@@ -118,6 +148,9 @@ def test_the_benchmark_runs_quickly_and_prints_its_table(script: str) -> None:
     for label in expected:
         matching = [row for row in table if normalised(row).startswith(label)]
         assert len(matching) == 1, f"{label!r} not once in:\n{done.stdout}"
-        float(matching[0][1])  # the median, a number
+        assert FIGURE.fullmatch(matching[0][1]), matching[0]  # the figure (a median), a number
+        for (where, column), value in EXACT.get(script, {}).items():
+            if label == where:
+                assert matching[0][column] == value, matching[0]
     assert len(table) == len(expected), done.stdout
     assert sum(row[-1] in ("pass", "miss") for row in table) == GOALS[script], done.stdout

@@ -105,6 +105,26 @@ def test_a_long_thread_stays_inside_the_window(agent: Agent) -> None:
     assert said(1) in plain.replace("\n", "")
 
 
+@pytest.mark.parametrize("api", ["vllm", "ollama"])
+def test_the_window_vllm_or_ollama_tells_keeps_the_thread_inside_it(agent: Agent, api: str) -> None:
+    """The window is asked of the server as vLLM (`max_model_len` in /v1/models) or Ollama
+    (`num_ctx` from POST /api/show) tell it: /props is not there, and nothing is configured."""
+    agent.server.window_api = api
+    configure(agent, "[context]\nreserve = 256\n")
+    thread, found = "", []
+    for n in range(1, 10):
+        agent.server.push(text(answer(n)))
+        where = ("--thread", thread) if thread else ()
+        result = agent.run("run", *where, said(n), "-o", "jsonl")
+        assert result.returncode == 0, result.stderr
+        events = [json.loads(line) for line in result.stdout.splitlines()]
+        thread = events[0]["thread_id"]
+        found += [e for e in events if e["type"] == "compacted"]
+    assert found and {e["window"] for e in found} == {WINDOW}  # the window the server told
+    assert {e["reason"] for e in found} == {"threshold"}  # compacted before, never refused
+    assert max(request_tokens(body) for body in agent.server.requests) <= WINDOW
+
+
 @pytest.mark.window(size=2500, more={"announce_window": False})
 def test_a_refused_request_is_compacted_and_tried_once_more(agent: Agent) -> None:
     """No window known: the server's 400 names it, agentcli compacts and asks again."""

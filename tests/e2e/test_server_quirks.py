@@ -4,10 +4,12 @@ and visible retries, driven through the installed command."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pexpect
 
 from tests.e2e.conftest import Agent
+from tests.e2e.test_chat import PROMPT, leave
 from tests.helpers.scripted_server import error, text, tool_calls
 from tests.helpers.server_profiles import Profile
 
@@ -69,15 +71,52 @@ def test_an_empty_stream_is_asked_again_without_streaming(agent: Agent) -> None:
     assert retry["error"] == "the server sent an empty stream" and retry["attempt"] == 2
 
 
+def test_a_server_that_drops_the_connection_after_an_empty_stream_is_asked_again(
+    agent: Agent,
+) -> None:
+    """llama-cpp-python's server (chatml-function-calling, tool_choice "auto", a call
+    chosen) fails a streamed request with an empty stream, then closes that connection as
+    the unstreamed request goes out on it. With no retries configured that one-off request
+    still gets an answer: it is asked once more on a new connection."""
+    configure = Path(agent.env["XDG_CONFIG_HOME"]) / "agentcli" / "config.toml"
+    configure.parent.mkdir(parents=True, exist_ok=True)
+    configure.write_text("[model]\nmax_retries = 0\n")
+    agent.server.profile = Profile(empty_stream=True, drop_after_empty=True)
+    agent.server.push(text("unused: the stream is empty"), text("Plain answer."))
+    result = agent.run("run", "hi", "-o", "jsonl")
+    assert result.returncode == 0, result.stderr
+    assert events(result)[-1]["final"] == "Plain answer."
+    # the empty stream, the dropped request, the same request again on a new connection
+    assert [r["stream"] for r in agent.server.requests] == [True, False, False]
+    retries = [e for e in events(result) if e["type"] == "retry"]
+    assert [r["change"] for r in retries] == [
+        "asking again without streaming",
+        "asking again on a new connection",
+    ]
+    assert "connection" in retries[1]["error"]
+
+
 def test_usage_is_estimated_and_marked_when_a_stream_has_none(agent: Agent) -> None:
     agent.server.profile = Profile(no_stream_usage=True)
-    agent.server.push(text("An answer of a few words." * 8))
+    answer = "Une réponse de quelques mots, ✓. " * 8
+    agent.server.push(text(answer))
     result = agent.run("run", "count me", "-o", "json")
     assert result.returncode == 0, result.stderr
     usage = json.loads(result.stdout)["usage"]
     assert usage["estimated"] is True
-    assert usage["output_tokens"] == -(-len("An answer of a few words." * 8) // 4)
+    # the window's estimate (token_count.py): UTF-8 bytes / 4, not characters / 4
+    assert usage["output_tokens"] == -(-len(answer.encode()) // 4) != -(-len(answer) // 4)
     assert usage["input_tokens"] > 0
+
+
+def test_chat_says_how_usage_was_estimated(agent: Agent) -> None:
+    agent.server.profile = Profile(no_stream_usage=True)
+    agent.server.push(text("Counted by agentcli."))
+    child = agent.spawn("chat")
+    child.expect(PROMPT)
+    child.sendline("hi")
+    child.expect(r"\d+ in · \d+ out \(estimated: UTF-8 bytes / 4\)")
+    leave(child)
 
 
 def test_reported_usage_is_not_marked_estimated(agent: Agent) -> None:

@@ -220,24 +220,48 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if not self._authorized():
             return
-        window = self.server.scripted.context_window
+        srv = self.server.scripted
+        told = srv.context_window if srv.announce_window else None
         if self.path.rstrip("/") == "/v1/models":
-            self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
-        elif self.path == "/props" and window and self.server.scripted.announce_window:
-            self._json(200, {"default_generation_settings": {"n_ctx": window}})  # llama.cpp's
+            model = {"id": "scripted", "object": "model"}
+            if told and srv.window_api == "vllm":  # vLLM's, beside the usual fields
+                model.update(owned_by="vllm", root="scripted", max_model_len=told)
+            self._json(200, {"object": "list", "data": [model]})
+        elif self.path == "/props" and told and srv.window_api == "llama.cpp":
+            self._json(200, {"default_generation_settings": {"n_ctx": told}})
         else:
             self._error(404, f"scripted server: no route GET {self.path}", "not_found")
 
+    def _ollama_show(self, body: dict) -> None:
+        """Ollama's POST /api/show: the model's parameters as Ollama prints them (a name,
+        spaces, a value, one a line), with `num_ctx` when the window is told that way, and
+        the trained context length in `model_info`."""
+        srv = self.server.scripted
+        if body.get("model") != "scripted":  # Ollama's answer for a model it does not have
+            return self._json(404, {"error": f"model '{body.get('model')}' not found"})
+        parameters = ['stop                           "<|im_end|>"']
+        if srv.ollama_num_ctx:
+            parameters.append(f"num_ctx                        {srv.ollama_num_ctx}")
+        info = {"general.architecture": "llama", "llama.context_length": srv.ollama_trained}
+        shown = {"modelfile": "FROM scripted", "parameters": "\n".join(parameters)}
+        self._json(200, {**shown, "template": "{{ .Prompt }}", "model_info": info})
+
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        srv = self.server.scripted
+        path = self.path.rstrip("/")
+        ollama = path == "/api/show" and srv.announce_window and srv.window_api == "ollama"
+        if path != "/v1/chat/completions" and not ollama:
             return self._error(404, f"scripted server: no route POST {self.path}", "not_found")
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
             return self._error(400, "scripted server: body is not JSON", "invalid_request_error")
-        srv = self.server.scripted
+        if ollama:
+            return self._ollama_show(body)
         srv._record(body, {k.lower(): v for k, v in self.headers.items()})
+        if getattr(self, "failed_stream", False):  # a server quirk (server_profiles.py)
+            return self._drop()
         if not self._authorized():
             return
         if refused := srv.profile.refusal(body):  # a server quirk (server_profiles.py)
@@ -254,6 +278,14 @@ class _Handler(BaseHTTPRequestHandler):
         reply, cid = srv._next(body)
         self._answer(body, cid, reply)
 
+    def _drop(self) -> None:
+        """Close the connection without a response."""
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
     def _answer(self, body: dict, cid: str, reply: Reply | None) -> None:
         stream = bool(body.get("stream"))
         piece = self.server.scripted.piece
@@ -265,15 +297,14 @@ class _Handler(BaseHTTPRequestHandler):
         elif reply.kind == "drop":
             if stream and reply.content:
                 self._sse(_chunks(body, cid, reply, complete=False, piece=piece))
-            self.close_connection = True
-            try:
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            self._drop()
         elif stream:
-            chunks = self.server.scripted.profile.stream(_chunks(body, cid, reply, piece=piece))
-            self._sse(itertools.chain(chunks, ["[DONE]"]))
+            profile = self.server.scripted.profile
+            chunks = profile.stream(_chunks(body, cid, reply, piece=piece))
+            self._sse(itertools.chain(chunks, ["[DONE]"] if profile.says_done() else []))
             self.wfile.write(b"0\r\n\r\n")
+            # this connection's next request is dropped (kept on the handler: one a connection)
+            self.failed_stream = profile.empty_stream and profile.drop_after_empty
         else:
             self._json(200, self.server.scripted.profile.completion(_completion(body, cid, reply)))
 
@@ -288,13 +319,22 @@ class ScriptedServer:
         piece: int = PIECE,
         context_window: int | None = None,
         announce_window: bool = True,
+        window_api: str = "llama.cpp",
+        ollama_trained: int = 32768,
     ) -> None:
         self.require_key = require_key  # if set, demand "Authorization: Bearer <key>"
         # a model with this many tokens of context (request_tokens counts them): a longer
-        # request gets 400 context_length_exceeded, and usage reports the real prompt size;
-        # GET /props tells the window as llama.cpp's server does, unless not `announce_window`
+        # request gets 400 context_length_exceeded, and usage reports the real prompt size
         self.context_window = context_window
+        # and the server tells the window, unless not `announce_window`, as `window_api` does:
+        # "llama.cpp" (GET /props, `default_generation_settings.n_ctx`), "vllm" (GET /v1/models,
+        # `max_model_len`) or "ollama" (POST /api/show: `num_ctx` in its parameters, set to
+        # `ollama_num_ctx`, which is the window unless a test changes it; the model's trained
+        # length, `ollama_trained`, in `model_info`)
         self.announce_window = announce_window
+        self.window_api = window_api
+        self.ollama_num_ctx = context_window
+        self.ollama_trained = ollama_trained
         self.piece = piece  # characters per streamed fragment, unless a reply says otherwise
         self.requests: list[dict] = []  # JSON body of every chat-completions request, in order
         self.headers: list[dict[str, str]] = []  # their headers (lower-cased names), same order

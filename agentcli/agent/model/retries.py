@@ -11,8 +11,11 @@ attempt n of m).
   the first request, and a second one would double its work;
 - never: other 4xx answers and 5xx validation errors, which fail the same way again;
 - once each, outside that count: an empty answer stream ("No generation chunks were
-  returned") asked again without streaming; a server that refuses `content: null` on an
-  assistant message with tool calls asked again with `""` there (and from then on).
+  returned") asked again without streaming, and that request asked once more if its
+  connection fails (a server that failed the stream may close the keep-alive connection it
+  was on just as the next request goes out on it: llama-cpp-python's does); a server that
+  refuses `content: null` on an assistant message with tool calls asked again with `""`
+  there (and from then on).
 """
 
 from __future__ import annotations
@@ -71,12 +74,19 @@ def verdict(exc: BaseException) -> str:
     if isinstance(exc, openai.RateLimitError | openai.APIConnectionError):
         return "retry"
     if isinstance(exc, openai.InternalServerError):
-        return "final" if VALIDATION.search(describe(exc)) else "retry"
+        return "final" if VALIDATION.search(error_text(exc)) else "retry"
     return "final"
 
 
 def describe(exc: BaseException) -> str:
-    """What failed, in one line."""
+    """What failed, in one line (clipped to ERROR_CHARS)."""
+    text = error_text(exc)
+    return text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 1] + "…"
+
+
+def error_text(exc: BaseException) -> str:
+    """What failed, on one line and whole: what is read to judge an error (a server may
+    name the field it refused only after hundreds of characters about others)."""
     import openai
 
     if isinstance(exc, openai.APITimeoutError):
@@ -90,8 +100,16 @@ def describe(exc: BaseException) -> str:
         body = exc.body.get("error", exc.body) if isinstance(exc.body, dict) else None
         message = body.get("message") or body.get("detail") if isinstance(body, dict) else None
         text = f"HTTP {exc.status_code}: {message or exc.message}"
-    text = " ".join(text.split()) or type(exc).__name__
-    return text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 1] + "…"
+    return " ".join(text.split()) or type(exc).__name__
+
+
+def lost_connection(exc: BaseException) -> bool:
+    """The connection failed (refused, reset, closed unanswered), not a timeout."""
+    import openai
+
+    return isinstance(exc, openai.APIConnectionError) and not isinstance(
+        exc, openai.APITimeoutError
+    )
 
 
 def refuses_null_content(exc: BaseException, messages: Sequence[BaseMessage]) -> bool:
@@ -105,7 +123,7 @@ def refuses_null_content(exc: BaseException, messages: Sequence[BaseMessage]) ->
         isinstance(m, AIMessage) and (m.tool_calls or m.invalid_tool_calls) and not m.content
         for m in messages
     )
-    return sent_null and "content" in describe(exc).lower()
+    return sent_null and "content" in error_text(exc).lower()
 
 
 def chat_model(chat: Any) -> Any:
@@ -133,6 +151,7 @@ def answer(
     `{"retry": {"error", "attempt", "attempts", "change"?}}` stream part before it is made."""
     attempt, attempts = 1, retries.attempts
     streaming = True
+    after_empty = False  # the request is the one asked again after an empty stream
     while True:
         try:
             return ask(chat) if streaming else unstreamed(chat, messages, write)
@@ -143,7 +162,10 @@ def answer(
             model = chat_model(chat)
             if streaming and isinstance(exc, ValueError) and EMPTY_STREAM in str(exc):
                 streaming, error = False, "the server sent an empty stream"
-                change = "asking again without streaming"
+                change, after_empty = "asking again without streaming", True
+            elif after_empty and lost_connection(exc):
+                after_empty, error = False, describe(exc)
+                change = "asking again on a new connection"
             elif getattr(model, "empty_tool_call_content", True) is False and refuses_null_content(
                 exc, messages
             ):

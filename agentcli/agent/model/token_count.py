@@ -1,12 +1,18 @@
-"""How many tokens a request will take, estimated before it is sent.
+"""How many tokens a request takes: agentcli's one estimate, a heuristic, not a tokenizer.
 
-No tokenizer is exact for every server's model, and tiktoken's encodings are downloaded on
-first use (no network here, nor on many machines agentcli runs on). So the estimate is
-bytes/4 of the UTF-8 text (about right for English prose with BPE tokenizers, low for code
-and JSON), plus a few tokens per message for the chat template. `Calibration` corrects it
-upwards with the server's own count: when an answer reports more prompt tokens than were
-estimated, later estimates are scaled by that ratio (never down: underestimating overflows
-the window, overestimating only compacts a little early).
+It serves both places that need a count agentcli makes itself: before a request, to keep a
+thread inside the context window (context/fit.py, compaction.py), and after a streamed answer
+whose server sent no usage (`estimate_usage`, marked `estimated`).
+
+No tokenizer fits every model a server may run: tiktoken's encodings are OpenAI's and are
+downloaded on first use (no network here, nor on many machines agentcli runs on); a local
+model's own tokenizer is in its weights file, on the server, not here. So the count is the
+rule of thumb `HEURISTIC`: UTF-8 bytes / 4 of the text (about right for English prose with BPE
+tokenizers, low for code and JSON, high for CJK), plus a few tokens per message for the chat
+template. `Calibration` corrects it upwards with the server's own count: when an answer
+reports more prompt tokens than were estimated, later estimates are scaled by that ratio
+(never down: underestimating overflows the window, overestimating only compacts a little
+early).
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
 
+HEURISTIC = "UTF-8 bytes / 4"  # how the estimate is made, where it is shown
 BYTES_PER_TOKEN = 4
 PER_MESSAGE = 4  # role markers and separators of a chat template
 MAX_SCALE = 4.0  # a correction beyond this is a server's odd count, not the estimate's error
@@ -46,9 +54,21 @@ def messages_tokens(messages: Iterable[BaseMessage]) -> int:
     return sum(message_tokens(message) for message in messages)
 
 
-def tools_tokens(schemas: Sequence[dict[str, Any]]) -> int:
+def tools_tokens(schemas: Sequence[Any]) -> int:
     """The tool definitions a request carries (their JSON, as the server's template sees it)."""
-    return sum(text_tokens(json.dumps(schema, ensure_ascii=False)) for schema in schemas)
+    return sum(
+        text_tokens(json.dumps(schema, ensure_ascii=False, default=str)) for schema in schemas
+    )
+
+
+def estimate_usage(
+    messages: Sequence[BaseMessage], tools: Sequence[Any] | None, answer: str
+) -> UsageMetadata:
+    """The usage of one request whose server counted none: its messages and tool schemas
+    in, `answer` (its text and calls' names and arguments, as streamed) out."""
+    prompt = messages_tokens(messages) + tools_tokens(tools or ())
+    out = text_tokens(answer)
+    return {"input_tokens": prompt, "output_tokens": out, "total_tokens": prompt + out}
 
 
 @dataclass

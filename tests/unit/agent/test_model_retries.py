@@ -119,6 +119,47 @@ def test_an_empty_stream_is_asked_once_without_streaming() -> None:
     ]
 
 
+class Unstreamed:
+    """A chat whose unstreamed answers fail with the scripted errors in turn, then answer."""
+
+    def __init__(self, *errors: BaseException) -> None:
+        self.errors = list(errors)
+        self.calls = 0
+
+    def invoke(self, messages: Any, **kwargs: Any) -> AIMessage:
+        self.calls += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return AIMessage("plain")
+
+
+def test_the_request_after_an_empty_stream_is_asked_once_more_if_its_connection_fails() -> None:
+    lost = openai.APIConnectionError(message="Server disconnected", request=REQUEST)
+    chat = Unstreamed(lost)
+    reply, notes = run(Script(ValueError(EMPTY_STREAM)), Retries(attempts=1), chat)
+    assert reply.text == "plain" and chat.calls == 2
+    assert [n["change"] for n in notes] == [
+        "asking again without streaming",
+        "asking again on a new connection",
+    ]
+    assert [n["attempt"] for n in notes] == [2, 3] and notes[-1]["attempts"] == 3
+
+
+def test_only_one_lost_connection_after_an_empty_stream_is_asked_again() -> None:
+    lost = openai.APIConnectionError(message="Server disconnected", request=REQUEST)
+    chat = Unstreamed(lost, lost)
+    with pytest.raises(openai.APIConnectionError):
+        run(Script(ValueError(EMPTY_STREAM)), Retries(attempts=1), chat)
+    assert chat.calls == 2
+
+
+def test_a_timeout_after_an_empty_stream_is_not_a_lost_connection() -> None:
+    chat = Unstreamed(openai.APITimeoutError(REQUEST))  # the server is slow: not asked again
+    with pytest.raises(openai.APITimeoutError):
+        run(Script(ValueError(EMPTY_STREAM)), Retries(attempts=1), chat)
+    assert chat.calls == 1
+
+
 def test_retry_after_is_honoured_and_backoff_is_bounded() -> None:
     response = httpx.Response(429, request=REQUEST, headers={"retry-after": "3"})
     exc = openai.RateLimitError("slow", response=response, body=None)
