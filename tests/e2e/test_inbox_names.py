@@ -33,15 +33,17 @@ def test_a_retried_decision_never_lands_on_another_threads_call(agent: Agent) ->
     assert decided.returncode == 0, decided.stderr
     agent.server.restart_call_ids()  # the server numbers the next thread's calls from 1
     second = park(agent, two, ("shell", {"command": "touch PWNED"}))
-    (other,) = listed(agent)
-    assert (other["thread_id"], other["call_id"]) == (second, "call_1")
-    assert other["digest"] != seen["digest"]
+    agent.server.push(text("B done."))  # what the model would say if B's call ran
     requests = len(agent.server.requests)
 
     retried = agent.run("review", "--approve", "call_1")  # the script's retry of its decision
-    assert retried.returncode == 2
+    assert retried.returncode == 2 and "nothing changed" in retried.stderr
+    assert not (two / "PWNED").exists() and len(agent.server.requests) == requests
+    (other,) = listed(agent)
+    assert (other["thread_id"], other["call_id"]) == (second, "call_1")
+    assert other["digest"] != seen["digest"]
     assert f"name it call_1@{other['digest']}" in retried.stderr and first in retried.stderr
-    assert "nothing changed" in retried.stderr and len(retried.stderr.splitlines()) == 1
+    assert len(retried.stderr.splitlines()) == 1
     pinned = agent.run("review", "--approve", f"call_1@{seen['digest']}")  # as it was listed
     assert pinned.returncode == 0, pinned.stderr
     assert f"of thread {first} was already decided: approved" in pinned.stderr
@@ -50,7 +52,6 @@ def test_a_retried_decision_never_lands_on_another_threads_call(agent: Agent) ->
     assert not (two / "PWNED").exists() and len(agent.server.requests) == requests
     assert names(listed(agent)) == names([other])
 
-    agent.server.push(text("B done."))
     chosen = agent.run("review", "--approve", f"call_1@{other['digest']}")
     assert chosen.returncode == 0, chosen.stderr
     assert (two / "PWNED").exists() and (one / "a.txt").read_text() == "A\n"
@@ -66,22 +67,23 @@ def test_a_call_whose_arguments_changed_since_it_was_listed_is_not_approved(
     agent.server.push(tool_calls(("shell", {"command": "touch PWNED2"})))
     rejected = agent.run("review", thread, "--reject", "call_1", "--message", "try again")
     assert rejected.returncode == 3, rejected.stderr
-    (now,) = listed(agent)
-    assert (now["call_id"], now["subject"]) == ("call_1", "touch PWNED2")
-    assert now["digest"] != seen["digest"]
+    agent.server.push(text("C done."))  # what the model would say if PWNED2 ran
     requests = len(agent.server.requests)
 
+    for where in ([], [thread], ["--thread", thread[:8]]):  # the person approves what they read
+        bare = agent.run("review", *where, "--approve", "call_1")
+        assert bare.returncode == 2, where
+        assert not (agent.workspace / "PWNED2").exists()
+    assert len(agent.server.requests) == requests
+    (now,) = listed(agent)
+    assert (now["call_id"], now["subject"]) == ("call_1", "touch PWNED2")
+    assert now["digest"] != seen["digest"] and f"name it call_1@{now['digest']}" in bare.stderr
     approved = agent.run("review", "--approve", f"call_1@{seen['digest']}")  # what was read
     assert approved.returncode == 2
     assert "was already decided: feedback" in approved.stderr
-    for where in ([], [thread], ["--thread", thread[:8]]):
-        bare = agent.run("review", *where, "--approve", "call_1")
-        assert bare.returncode == 2, where
-        assert f"name it call_1@{now['digest']}" in bare.stderr
     assert not (agent.workspace / "PWNED2").exists()
     assert len(agent.server.requests) == requests and names(listed(agent)) == names([now])
 
-    agent.server.push(text("I will not."))
     refused = agent.run("review", "--reject", f"call_1@{now['digest']}", "--message", "no")
     assert refused.returncode == 0, refused.stderr
     assert not (agent.workspace / "PWNED2").exists() and listed(agent) == []
@@ -91,15 +93,13 @@ def test_one_review_decides_calls_of_two_threads(agent: Agent) -> None:
     one, two = workspaces(agent)
     first = park(agent, one, ("shell", {"command": "echo one > made.txt"}))
     second = park(agent, two, ("write_file", {"path": "notes.md", "content": "x"}))
-    rows = {row["thread_id"]: row for row in listed(agent)}
-    named = f"call_1@{rows[first]['digest']}"
 
-    unknown = agent.run("review", "--approve", named, "--approve", "call_9")
+    unknown = agent.run("review", "--approve", "call_1", "--approve", "call_9")
     assert unknown.returncode == 2 and "call_9" in unknown.stderr
     assert len(listed(agent)) == 2 and not (one / "made.txt").exists()  # nothing was sent
 
     agent.server.push(text("Made it."), tool_calls(("shell", {"command": "echo more"})))
-    both = agent.run("review", "--approve", named, "--approve", "call_2", "-o", "json")
+    both = agent.run("review", "--approve", "call_1", "--approve", "call_2", "-o", "json")
     assert both.returncode == 3, both.stderr  # the worst: the second thread waits again
     reports = json.loads(both.stdout)
     assert [(r["thread_id"], r["status"]) for r in reports] == [
@@ -112,8 +112,10 @@ def test_one_review_decides_calls_of_two_threads(agent: Agent) -> None:
     assert (one / "made.txt").read_text() == "one\n" and (two / "notes.md").read_text() == "x"
 
     third = park(agent, one, ("shell", {"command": "echo three > three.txt"}))
+    rows = {row["thread_id"]: row for row in listed(agent)}
     agent.server.push(error(400, "scripted failure"), text("Three done."))
-    mixed = agent.run("review", "--approve", "call_3", "--approve", "call_4")
+    named = [f"call_3@{rows[second]['digest']}", f"call_4@{rows[third]['digest']}"]
+    mixed = agent.run("review", "--approve", named[0], "--approve", named[1])
     assert mixed.returncode == 1, mixed.stderr  # the worst: an error in the first
     assert "scripted failure" in mixed.stderr and f"thread {second}" in mixed.stderr
     assert "Three done." in mixed.stdout and (one / "three.txt").read_text() == "three\n"
