@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.conftest import Agent
 from tests.e2e.test_crash import killed_mid_call, lines
 from tests.e2e.test_inbox import park, workspaces
@@ -24,6 +26,7 @@ def names(rows: list[dict]) -> list[tuple[str, str, str]]:
     return [(row["thread_id"], row["call_id"], row["digest"]) for row in rows]
 
 
+@pytest.mark.backends
 def test_a_retried_decision_never_lands_on_another_threads_call(agent: Agent) -> None:
     one, two = workspaces(agent)
     first = park(agent, one, ("shell", {"command": "echo A > a.txt"}))
@@ -89,6 +92,7 @@ def test_a_call_whose_arguments_changed_since_it_was_listed_is_not_approved(
     assert not (agent.workspace / "PWNED2").exists() and listed(agent) == []
 
 
+@pytest.mark.backends
 def test_one_review_decides_calls_of_two_threads(agent: Agent) -> None:
     one, two = workspaces(agent)
     first = park(agent, one, ("shell", {"command": "echo one > made.txt"}))
