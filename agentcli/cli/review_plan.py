@@ -66,7 +66,14 @@ class ThreadAsk:
     def check(self, waiting: list[Seen]) -> None:
         """Refuse, changing nothing, if a call named no longer waits as it was found."""
         now = {call.call_id: call.digest for call in waiting}
+        ids = [call.call_id for call in waiting]
         for call_id, digest in self.pins.items():
+            if ids.count(call_id) > 1:  # decisions go by id: one would decide both
+                raise UsageError(
+                    f"thread {self.thread_id} has {ids.count(call_id)} calls waiting under the"
+                    f" id {call_id}: decide them at the terminal (agentcli resume"
+                    f" {self.thread_id}); nothing changed"
+                )
             if now.get(call_id) != digest:
                 shown = f"{call_id}@{now[call_id]}" if call_id in now else "no call of that id"
                 raise UsageError(

@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
@@ -162,6 +163,8 @@ class Scripted:
         for event in events:
             gc_tuning.ready()  # the run has begun: what start-up loaded is in memory
             if isinstance(event, Done):
+                if event.pending:  # the jsonl done event names them as review does
+                    event = replace(event, pending=self._digested(event.pending))
                 done = event
                 for key, value in event.usage.items():
                     self.usage[key] = add_usage_value(key, self.usage.get(key), value)
@@ -182,9 +185,7 @@ class Scripted:
         """Exit 3, after the report and the notify command. `fresh`: the calls were asked
         for in this run (they wait from now). Each call is shown with its digest, which
         names it in `agentcli review` (call_digests.py)."""
-        from agentcli.session.call_digests import with_digests
-
-        pending = with_digests(self.session.thread_id, self.session.values(), pending)
+        pending = self._digested(pending)
         self._report(RunStatus.AWAITING_APPROVAL, final, pending)
         from agentcli.session.notify import PARKED, notify, now, pending_document
 
@@ -198,6 +199,14 @@ class Scripted:
                 " again; run it again once the calls are decided"
             )
         raise typer.Exit(ExitCode.AWAITING_REVIEW)
+
+    def _digested(self, pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The pending calls, each with its `digest` (read from the thread's audit once)."""
+        if all(request.get("digest") for request in pending):
+            return pending
+        from agentcli.session.call_digests import with_digests
+
+        return with_digests(self.session.thread_id, self.session.values(), pending)
 
     def _report(
         self, status: str, final: str, pending: list[dict[str, Any]], error: str = ""

@@ -113,12 +113,16 @@ def test_one_review_decides_calls_of_two_threads(agent: Agent) -> None:
     assert reports[0]["final"] == "Made it."
     (again,) = reports[1]["pending"]
     assert (again["call_id"], again["args"]) == ("call_3", {"command": "echo more"})
+    assert names(listed(agent)) == [(second, "call_3", again["digest"])]  # run's name for it
     assert (one / "made.txt").read_text() == "one\n" and (two / "notes.md").read_text() == "x"
 
-    third = park(agent, one, ("shell", {"command": "echo three > three.txt"}))
-    rows = {row["thread_id"]: row for row in listed(agent)}
+    agent.server.push(tool_calls(("shell", {"command": "echo three > three.txt"})))
+    parked = agent.run("run", "go", "-w", str(one), "-o", "jsonl")
+    assert parked.returncode == 3, parked.stderr
+    done = json.loads(parked.stdout.splitlines()[-1])  # the done event names the call too
+    third, (waiting,) = done["thread_id"], done["pending"]
     agent.server.push(error(400, "scripted failure"), text("Three done."))
-    named = [f"call_3@{rows[second]['digest']}", f"call_4@{rows[third]['digest']}"]
+    named = [f"call_3@{again['digest']}", f"call_4@{waiting['digest']}"]
     mixed = agent.run("review", "--approve", named[0], "--approve", named[1])
     assert mixed.returncode == 1, mixed.stderr  # the worst: an error in the first
     assert "scripted failure" in mixed.stderr and f"thread {second}" in mixed.stderr

@@ -116,3 +116,10 @@ def test_a_call_that_changed_after_it_was_looked_up_is_refused() -> None:
         ask.check(after.pending)
     with pytest.raises(UsageError, match="no call of that id"):
         ask.check([])
+
+
+def test_two_calls_waiting_under_one_id_are_not_decided_by_name() -> None:
+    twice = ThreadCalls("t1", {}, [request("call_0"), request("call_0", {"command": "rm x"})])
+    ask = ThreadAsk("t1", {"call_0": {"approve"}}, {"call_0": twice.pending[0].digest})
+    with pytest.raises(UsageError, match="2 calls waiting under the id call_0"):
+        ask.check(twice.pending)
