@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
@@ -15,7 +16,7 @@ from agentcli.cli import gc_tuning
 from agentcli.cli.common_options import OutputFormat, server_flag, warn
 from agentcli.decisions import Decision
 from agentcli.errors import AgentcliError, ExitCode, UsageError
-from agentcli.events import Done, Event, ReviewRequest, RunStatus, Start, add_usage_value
+from agentcli.events import Done, Event, RunStatus, Start, add_usage_value
 from agentcli.terminal_text import dumps, line
 from agentcli.ui import make_console
 from agentcli.ui.event_renderer import Renderer
@@ -25,8 +26,8 @@ if TYPE_CHECKING:
     from agentcli.session.thread_session import ThreadSession
 
 
-def list_pending(pending: ReviewRequest | None, as_json: bool) -> None:
-    requests = pending.action_requests if pending else []
+def list_pending(requests: list[dict[str, Any]], as_json: bool) -> None:
+    """A thread's pending calls (each with its `digest`), as lines or JSON."""
     if as_json:
         print(dumps([_pending_row(r) for r in requests], indent=2))
         return
@@ -36,11 +37,22 @@ def list_pending(pending: ReviewRequest | None, as_json: bool) -> None:
         args = json.dumps(request["args"], ensure_ascii=False)
         note = f"  ({request.get('description')})" if request.get("rerun") else ""
         note += f"  (cannot be undone: {request['undo']})" if request.get("undo") else ""
-        print(line(f"{request['id']}  {request['name']}  {args}{note}"))
+        print(line(f"{_name(request)}  {request['name']}  {args}{note}"))
+
+
+def _name(request: dict[str, Any]) -> str:
+    """How `agentcli review` names the call: CALL_ID@DIGEST (call_digests.py)."""
+    digest = request.get("digest")
+    return f"{request['id']}@{digest}" if digest else str(request["id"])
 
 
 def _pending_row(request: dict[str, Any]) -> dict[str, Any]:
-    row = {"call_id": request["id"], "tool": request["name"], "args": request["args"]}
+    row = {
+        "call_id": request["id"],
+        **({"digest": request["digest"]} if request.get("digest") else {}),  # CALL_ID@DIGEST
+        "tool": request["name"],
+        "args": request["args"],
+    }
     if request.get("rerun"):  # cut off by a crash: it may have partly run
         row["rerun"] = request["rerun"]
     if request.get("undo"):  # why undo could not take all of its changes back
@@ -53,9 +65,15 @@ def _pending_row(request: dict[str, Any]) -> dict[str, Any]:
 class Scripted:
     """Plays session events to stdout in the chosen format and exits with the contract's code."""
 
-    def __init__(self, session: ThreadSession, output: OutputFormat) -> None:
+    def __init__(
+        self,
+        session: ThreadSession,
+        output: OutputFormat,
+        reports: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.session = session
         self.output = output
+        self.reports = reports  # --output json of several runs: their objects, printed after
         self.view = Renderer(make_console(), make_console(stderr=True))
         self.usage: dict[str, int] = {}
         self.started = False  # the jsonl start event is out
@@ -147,6 +165,8 @@ class Scripted:
         for event in events:
             gc_tuning.ready()  # the run has begun: what start-up loaded is in memory
             if isinstance(event, Done):
+                if event.pending:  # the jsonl done event names them as review does
+                    event = replace(event, pending=self._digested(event.pending))
                 done = event
                 for key, value in event.usage.items():
                     self.usage[key] = add_usage_value(key, self.usage.get(key), value)
@@ -165,7 +185,9 @@ class Scripted:
 
     def _park(self, pending: list[dict[str, Any]], final: str = "", fresh: bool = True) -> NoReturn:
         """Exit 3, after the report and the notify command. `fresh`: the calls were asked
-        for in this run (they wait from now)."""
+        for in this run (they wait from now). Each call is shown with its digest, which
+        names it in `agentcli review` (call_digests.py)."""
+        pending = self._digested(pending)
         self._report(RunStatus.AWAITING_APPROVAL, final, pending)
         from agentcli.session.notify import PARKED, notify, now, pending_document
 
@@ -179,6 +201,14 @@ class Scripted:
                 " again; run it again once the calls are decided"
             )
         raise typer.Exit(ExitCode.AWAITING_REVIEW)
+
+    def _digested(self, pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The pending calls, each with its `digest` (read from the thread's audit once)."""
+        if all(request.get("digest") for request in pending):
+            return pending
+        from agentcli.session.call_digests import with_digests
+
+        return with_digests(self.session.thread_id, self.session.values(), pending)
 
     def _report(
         self, status: str, final: str, pending: list[dict[str, Any]], error: str = ""
@@ -194,7 +224,10 @@ class Scripted:
             }
             if error:
                 result["error"] = error
-            print(dumps(result, indent=2))
+            if self.reports is not None:
+                self.reports.append(result)
+            else:
+                print(dumps(result, indent=2))
         elif self.output is OutputFormat.jsonl and error:
             print(dumps({"type": "error", "thread_id": thread_id, "message": error}))
         elif self.output is OutputFormat.text and pending:
@@ -202,7 +235,7 @@ class Scripted:
             say(safe_line(f"waiting for review: {len(pending)} call(s) in thread {thread_id}"))
             for request in pending:
                 args = json.dumps(request["args"], ensure_ascii=False)
-                say(safe_line(f"  {request['id']}  {request['name']}  {args}"))
+                say(safe_line(f"  {_name(request)}  {request['name']}  {args}"))
             server = server_flag(self.session)
             say(
                 safe_line(

@@ -7,15 +7,14 @@ review) is read without taking it, its interrupts only. Reading runs nothing, wi
 exception: a review past `[approval] expire_after` (on_expire = "deny") is denied here, as
 opening its thread would deny it (review_expiry.py).
 
-Which call a bare call id names is decided here too (`find`), and whether a call that is no
-longer pending was decided, and how (`decided`), so that a decision sent twice changes
-nothing the second time.
+Each call is listed with its digest (call_digests.py), and the threads' decided calls are
+read here for the lookup of a call named without a thread (`decided_calls`, call_lookup.py).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -23,13 +22,13 @@ from agentcli.agent.waiting import waiting as waiting_on
 from agentcli.errors import ThreadBusy
 from agentcli.events import ReviewRequest
 from agentcli.policy.rule_subjects import FETCH_TOOL, FILE_TOOLS
+from agentcli.session.call_digests import ThreadCalls
 from agentcli.session.local import Session
 from agentcli.session.review_expiry import is_expired, parked_since, waited
 from agentcli.session.stream_events import review_in
 from agentcli.threads.thread_rows import ThreadRow, ThreadStatus
 
 SUBJECT_CHARS = 120  # the args JSON, clipped, when a tool has no main argument
-SEARCHED = 20  # threads whose audit is searched for a call that is no longer pending
 
 
 @dataclass
@@ -40,6 +39,7 @@ class WaitingCall:
     title: str
     workspace: str
     call_id: str
+    digest: str  # names this call as it is now: CALL_ID@DIGEST (call_digests.py)
     tool: str
     subject: str  # the main argument: the command, the path, the URL; else the args, clipped
     args: Any
@@ -72,9 +72,13 @@ def main_argument(tool: str, args: Any) -> str:
     return text if len(text) <= SUBJECT_CHARS else text[: SUBJECT_CHARS - 1] + "…"
 
 
-def inbox(session: Session, expired: list[Expired] | None = None) -> list[WaitingCall]:
+def inbox(
+    session: Session,
+    expired: list[Expired] | None = None,
+    read: dict[str, ThreadCalls] | None = None,
+) -> list[WaitingCall]:
     """Every pending call of the store, oldest review first; reviews that expired (and are
-    denied) are appended to `expired` instead."""
+    denied) are appended to `expired` instead; `read` gets each listed thread's calls."""
     calls: list[WaitingCall] = []
     for row in session.store.recent(status=ThreadStatus.AWAITING_APPROVAL):
         review, snapshot, busy = _read(session, row)
@@ -88,13 +92,17 @@ def inbox(session: Session, expired: list[Expired] | None = None) -> list[Waitin
                     expired.append(Expired(row.thread_id, denied))
                 continue
         since = parked_since(snapshot)
-        for request in review.action_requests:
+        thread = ThreadCalls(row.thread_id, snapshot.values, review.action_requests)
+        if read is not None:
+            read[row.thread_id] = thread
+        for request, seen in zip(review.action_requests, thread.pending, strict=True):
             calls.append(
                 WaitingCall(
                     thread_id=row.thread_id,
                     title=row.title,
                     workspace=row.workspace,
                     call_id=str(request["id"]),
+                    digest=seen.digest,
                     tool=str(request["name"]),
                     subject=main_argument(request["name"], request["args"]),
                     args=request["args"],
@@ -109,28 +117,17 @@ def inbox(session: Session, expired: list[Expired] | None = None) -> list[Waitin
     return calls
 
 
-def find(calls: Iterable[WaitingCall], call_id: str) -> list[WaitingCall]:
-    """The pending calls with this id (one per thread it waits in)."""
-    return [call for call in calls if call.call_id == call_id]
-
-
-def decided(session: Session, call_id: str, thread_id: str | None = None) -> list[dict[str, Any]]:
-    """The last audit record of `call_id`: in `thread_id`'s audit, or else in those of the
-    SEARCHED most recently updated threads (one record per thread that has the id)."""
-    rows = [session.store.resolve(thread_id)] if thread_id else session.store.recent(SEARCHED)
-    found = []
-    for row in rows:
-        for record in reversed(_audit(session, row.thread_id)):
-            if isinstance(record, dict) and record.get("call_id") == call_id:
-                found.append({"thread_id": row.thread_id, **record})
-                break
-    return found
-
-
-def _audit(session: Session, thread_id: str) -> list[Any]:
-    snapshot = session.graph.get_state({"configurable": {"thread_id": thread_id}})
-    audit = snapshot.values.get("audit")
-    return list(audit) if isinstance(audit, list) else []
+def decided_calls(session: Session, read: dict[str, ThreadCalls]) -> Iterator[ThreadCalls]:
+    """The calls of every thread of the store, most recently updated first, as they are
+    needed: those in `read` as the inbox read them, the others from their audit (one load
+    of the thread's latest state each)."""
+    for row in session.store.recent():
+        known = read.get(row.thread_id)
+        if known is None:
+            config = {"configurable": {"thread_id": row.thread_id}}
+            values = session.graph.get_state(config).values
+            known = ThreadCalls(row.thread_id, values, ())
+        yield known
 
 
 def _read(session: Session, row: ThreadRow) -> tuple[ReviewRequest | None, Any, bool]:

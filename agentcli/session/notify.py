@@ -6,7 +6,7 @@ when a review in chat has waited `[notify] after` seconds (event `review_waiting
 could run it the same way. The document:
 
     {"event", "thread_id", "title", "workspace",
-     "pending": [{"call_id", "tool", "args", "waiting_since"?, "rerun"?}],
+     "pending": [{"call_id", "digest"?, "tool", "args", "waiting_since"?, "rerun"?}],
      "resume": "agentcli review ID"}
 
 The command is the person's own, run by the shell (`sh -c`, as git runs a hook) in a
@@ -62,6 +62,7 @@ def pending_document(
     for request in pending:
         call: dict[str, Any] = {
             "call_id": request["id"],
+            **({"digest": request["digest"]} if request.get("digest") else {}),
             "tool": request["name"],
             "args": request["args"],
         }

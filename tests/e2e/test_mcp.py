@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.session.call_digests import digest
 from tests.e2e.conftest import Agent
 from tests.helpers import MCP_SERVER as SERVER
 from tests.helpers.scripted_server import text, tool_calls
@@ -72,12 +73,14 @@ def test_an_mcp_call_is_reviewed_then_approved_and_its_result_reaches_the_model(
     assert result["pending"] == [
         {
             "call_id": "call_1",
+            "digest": digest(result["thread_id"], "call_1", 0, "calc__add", {"a": 2, "b": 3}),
             "tool": "calc__add",
             "args": {"a": 2, "b": 3},
             "undo": undo.format("calc__add"),
         },
         {
             "call_id": "call_2",
+            "digest": digest(result["thread_id"], "call_2", 0, "calc__mark", {"path": str(marker)}),
             "tool": "calc__mark",
             "args": {"path": str(marker)},
             "undo": undo.format("calc__mark"),

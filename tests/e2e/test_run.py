@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from agentcli.session.call_digests import digest
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
 
@@ -34,8 +35,10 @@ def test_run_parks_with_exit_3_and_run_thread_auto_approve_finishes(agent: Agent
     assert parked.returncode == 3, parked.stderr
     result = json.loads(parked.stdout)
     assert result["status"] == "awaiting_approval"
+    args = {"command": "echo hi > out.txt"}
+    named = digest(result["thread_id"], "call_1", 0, "shell", args)  # what review names it by
     assert result["pending"] == [
-        {"call_id": "call_1", "tool": "shell", "args": {"command": "echo hi > out.txt"}}
+        {"call_id": "call_1", "digest": named, "tool": "shell", "args": args}
     ]
     assert not (agent.workspace / "out.txt").exists()
 
