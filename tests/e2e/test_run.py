@@ -35,7 +35,14 @@ def test_run_parks_with_exit_3_and_run_thread_auto_approve_finishes(agent: Agent
     result = json.loads(parked.stdout)
     assert result["status"] == "awaiting_approval"
     assert result["pending"] == [
-        {"call_id": "call_1", "tool": "shell", "args": {"command": "echo hi > out.txt"}}
+        {
+            "call_id": "call_1",
+            "tool": "shell",
+            "args": {"command": "echo hi > out.txt"},
+            # every shell call: what no snapshot keeps (here, no such file to name)
+            "undo": "changes to ignored files, files over 10 MB and files inside .git folders"
+            " are not kept",
+        }
     ]
     assert not (agent.workspace / "out.txt").exists()
 
