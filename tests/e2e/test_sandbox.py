@@ -249,3 +249,29 @@ def test_only_a_rule_with_sandbox_off_lifts_it_never_a_flag(agent: Agent) -> Non
     thread = json.loads(ran.stdout)["thread_id"]
     shown = agent.run("threads", "show", thread).stdout
     assert "sandbox off (by rule 1 (shell touch *, sandbox off))" in shown
+
+
+def test_in_chat_the_notes_after_a_long_output_are_shown_not_folded_away(
+    agent: Agent, tmp_path: Path
+) -> None:
+    """A result is folded to its first lines in chat: the notes at its end (the sandbox
+    refused something; the call cannot be undone) are shown all the same."""
+    broken = tmp_path / "broken-git"  # a git that fails: no snapshot, so "not undoable"
+    broken.mkdir()
+    (broken / "git").write_text("#!/bin/sh\nexit 1\n")
+    (broken / "git").chmod(0o755)
+    outside = agent.workspace.parent / "outside.txt"
+    agent.server.push(
+        tool_calls(("shell", {"command": f"seq 1 30; echo x > {outside}"})), text("done")
+    )
+    path = f"{broken}:{agent.env['PATH']}"
+    child = agent.spawn("chat", "--approve", "shell", "count", env={"PATH": path})
+    child.expect(r"… \d+ more lines")
+    child.expect(r"\[sandbox\] this command ran confined \(workspace-write\)")
+    child.expect(r"\[agentcli: not undoable: ")
+    child.expect("you>")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    [result] = results(agent)
+    assert result.startswith("exit code 1\n1\n2\n") and not outside.exists()
+
