@@ -275,3 +275,52 @@ def test_in_chat_the_notes_after_a_long_output_are_shown_not_folded_away(
     [result] = results(agent)
     assert result.startswith("exit code 1\n1\n2\n") and not outside.exists()
 
+
+def test_an_extra_writable_path_is_writable_and_its_siblings_are_not(
+    agent: Agent, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    sibling = tmp_path / "cache-sibling"  # the same prefix: not inside the writable path
+    cache.mkdir()
+    sibling.mkdir()
+    configure(agent, f"[sandbox]\nwritable = [{json.dumps(str(cache))}]\n")
+    got = run_shell(
+        agent,
+        f"echo in > {cache}/a.txt && cat {cache}/a.txt",
+        f"echo x > {sibling}/b.txt",
+        f"echo x > {cache}/../escaped.txt",
+    )
+    assert got[0] == "exit code 0\nin\n"
+    for refused in got[1:]:
+        assert refused.startswith("exit code 1"), refused
+        note = "[sandbox] this command ran confined (workspace-write): it may write only in"
+        assert f"{note} {agent.workspace.resolve()}" in refused
+        assert str(cache) in refused.rsplit("[sandbox]", 1)[1]  # the note names it
+    assert not (sibling / "b.txt").exists() and not (tmp_path / "escaped.txt").exists()
+
+
+def test_read_only_stays_read_only_and_says_writable_is_ignored(
+    agent: Agent, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    configure(agent, f'[sandbox]\nmode = "read-only"\nwritable = [{json.dumps(str(cache))}]\n')
+    since = len(agent.server.requests)
+    agent.server.push(tool_calls(("shell", {"command": f"echo x > {cache}/a.txt"})), text("ok"))
+    ran = agent.run("run", "go", "--approve", "shell", "-o", "json")
+    assert ran.returncode == 0, ran.stderr
+    [result] = results(agent, since)
+    assert result.startswith("exit code 1") and "confined (read-only)" in result
+    assert not (cache / "a.txt").exists()
+    config = Path(agent.env["XDG_CONFIG_HOME"]) / "agentcli" / "config.toml"
+    warning = (
+        f"agentcli: warning: [sandbox] writable in {config} is ignored in read-only mode:"
+        " confined commands write only in their private temp folder"
+    )
+    assert warning in ran.stderr
+    shown = agent.run("config", "show")
+    assert warning in shown.stderr
+    assert f"writable ({cache}) ignored in read-only mode" in shown.stdout
+    # the same setting in workspace-write: no warning
+    configure(agent, f"[sandbox]\nwritable = [{json.dumps(str(cache))}]\n")
+    assert "warning" not in agent.run("config", "show").stderr
