@@ -25,6 +25,8 @@ _SEPARATORS = re.compile(r"[/\\]")
 
 def in_git_folder(rel: str) -> bool:
     """Whether the path has a component git takes for `.git`: inside one, or it itself."""
+    if "git" not in rel.lower():  # the common case, at a snapshot's every changed path
+        return False
     return any(_DOT_GIT.fullmatch(part) for part in _SEPARATORS.split(rel))
 
 
@@ -44,6 +46,9 @@ def refused(rel: str, workspace: Path) -> bool:
     """Whether git refuses to store this path of the workspace (the file as it is now)."""
     if in_git_folder(rel):
         return True
+    low = rel.lower()
+    if "gitmod" not in low and "gi7eba" not in low:
+        return False
     if not any(_DOT_GITMODULES.fullmatch(p) for p in _SEPARATORS.split(rel)):
         return False
     return os.path.islink(workspace / rel)  # only a symlink of that name is refused
