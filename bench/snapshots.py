@@ -7,8 +7,10 @@ each round:
 
 - one snapshot after one file changed (git's index: the other files are only stat'ed);
 - one snapshot when nothing changed;
-- a whole call's bracket: snapshot, change one file, snapshot and the record's commit
-  (what a write_file adds to its call).
+- a write_file call's bracket: snapshot, a check that its path is not ignored, change one
+  file, snapshot and the record's commit (what undo adds to a write_file);
+- a shell call's bracket: the same, but listing the workspace's ignored files and folders
+  instead (a shell call may change any file; undo names those it cannot restore).
 
 Goal: a snapshot of the 10,000-file workspace when little changed takes at most 150 ms
 (median).
@@ -64,7 +66,8 @@ def main() -> None:
         times: dict[str, list[float]] = {
             "snapshot, one file changed": [],
             "snapshot, nothing changed": [],
-            "a call's bracket (before, after, record)": [],
+            "a write_file call's bracket (before, after, record)": [],
+            "a shell call's bracket (ignored files listed)": [],
         }
         target = work / "dir7" / "f7.txt"
         for round_ in range(rounds):
@@ -76,9 +79,16 @@ def main() -> None:
             snapshots.now(work)
             times["snapshot, nothing changed"].append((time.perf_counter() - began) * 1000)
             began = time.perf_counter()
-            with snapshots.around("bench", work, f"call_{round_}", "write_file"):
+            path = str(target.relative_to(work))
+            with snapshots.around("bench", work, f"w{round_}", "write_file", paths=[path]):
                 target.write_text(f"written {round_}\n")
-            times["a call's bracket (before, after, record)"].append(
+            times["a write_file call's bracket (before, after, record)"].append(
+                (time.perf_counter() - began) * 1000
+            )
+            began = time.perf_counter()
+            with snapshots.around("bench", work, f"s{round_}", "shell"):
+                target.write_text(f"shell {round_}\n")
+            times["a shell call's bracket (ignored files listed)"].append(
                 (time.perf_counter() - began) * 1000
             )
     rows: list[list[object]] = [["first snapshot (every file hashed)", first, first, None, ""]]

@@ -138,7 +138,14 @@ class Sandbox:
         how = f"Landlock ABI {abi}" if kind == "landlock" else kind or "no mechanism: refused"
         if kind == "landlock" and abi < 4 and not self.network:
             net = "network NOT confined: Landlock ABI < 4 cannot refuse TCP"
-        return f"{self.mode}, {net} ({how})"
+        return f"{self.mode}, {net} ({how}){self.ignored()}"
+
+    def ignored(self) -> str:
+        """What of the setting this mode does not use ("" when nothing): read-only stays
+        read-only, whatever `writable` lists."""
+        if self.mode == "read-only" and self.writable:
+            return f"; writable ({', '.join(self.writable)}) ignored in read-only mode"
+        return ""
 
     def launcher(self, workspace: Path | str, command: str, args: list[str]) -> list[str]:
         """The command line that starts ``command args`` confined (an MCP stdio server):

@@ -109,7 +109,7 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         checkpoint = step_checkpoint(config)
         # a call that may change files waits here for the workspace (undo's snapshots): it
         # counts as started only once it has it, so a crash while it waits re-runs it
-        with snapshotted(ctx, thread_id, call, checkpoint) as unsaved:
+        with snapshotted(ctx, thread_id, task["tool_call"], checkpoint) as unsaved:
             if journal is not None:
                 journal.call_started(thread_id, key)
             result = _redacted(tool_node.invoke(task, config), ctx.redactor)

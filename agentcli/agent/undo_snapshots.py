@@ -12,7 +12,7 @@ from langchain_core.messages import ToolCall
 from agentcli.agent.toolset.sandboxing import would_confine
 from agentcli.snapshots.call_snapshots import READ_ONLY_TOOLS
 from agentcli.snapshots.shadow_git import SnapshotError
-from agentcli.snapshots.undo_limits import undo_limit
+from agentcli.snapshots.undo_limits import FILE_TOOLS, undo_limit
 
 
 @contextmanager
@@ -27,8 +27,11 @@ def snapshotted(
     if snapshots is None or call["name"] in READ_ONLY_TOOLS:
         yield problems
         return
+    args = call["args"] if isinstance(call.get("args"), dict) else {}
+    # a file tool changes its path only; any other tool may change any file
+    paths = [str(args.get("path", ""))] if call["name"] in FILE_TOOLS else None
     around = snapshots.around(
-        thread_id, Path(ctx.workspace), str(call["id"]), call["name"], checkpoint
+        thread_id, Path(ctx.workspace), str(call["id"]), call["name"], checkpoint, paths
     )
     try:
         around.__enter__()

@@ -261,7 +261,7 @@ def fork(
     """Make a new thread from this one (its latest state, or before message N)."""
 
     if restore_files:
-        from agentcli.session.undo import apply_undo, plan_undo
+        from agentcli.session.undo import apply_undo, left_as_they_are, plan_undo
         from agentcli.snapshots.call_snapshots import snapshots_of
 
         if at is None:
@@ -275,6 +275,8 @@ def fork(
             new = apply_undo(store, snapshots, plan, force=force)
         restored = len(plan.restoration.paths) if plan.restoration else 0
         print(line(f"restored {restored} file{'s' * (restored != 1)}"), file=sys.stderr)
+        for told in left_as_they_are(plan):
+            print(line(told), file=sys.stderr)
     else:
         from agentcli.session.undo import fork_thread
         from agentcli.snapshots.call_snapshots import snapshots_of

@@ -81,6 +81,7 @@ def undo(
 
 def describe(plan: UndoPlan, files: bool, force: bool) -> list[str]:
     """What the undo will do, a line each; refuses (before asking) what --force would need."""
+    from agentcli.session.undo import left_as_they_are
     from agentcli.snapshots.rewind import ChangedSince
 
     out = [f"thread {plan.row.thread_id}: back to before message {plan.turn}"]
@@ -88,21 +89,16 @@ def describe(plan: UndoPlan, files: bool, force: bool) -> list[str]:
     if not files:
         return [*out, "files: left as they are"]
     if restoration is None or not restoration.paths:
-        out.append("files: none changed by agentcli since then")
+        out.append(
+            "files: none to restore"
+            if plan.unseen
+            else "files: none changed by agentcli since then"
+        )
     else:
         shown = ", ".join(restoration.paths[:20])
         more = f" and {len(restoration.paths) - 20} more" if len(restoration.paths) > 20 else ""
         out.append(f"files restored ({len(restoration.paths)}): {shown}{more}")
-    if restoration is not None and restoration.not_kept:
-        out.append(
-            "not kept (over the size limit, or a repository of its own), left as they are:"
-            f" {', '.join(restoration.not_kept)}"
-        )
-    if restoration is not None and restoration.ignores_changed:
-        out.append(
-            f"the agent changed {', '.join(restoration.ignores_changed)}: files it made"
-            " ignored were not in the snapshots and are left as they are"
-        )
+    out += left_as_they_are(plan)
     if restoration is not None and restoration.outside:
         if not force:
             raise ChangedSince(restoration.outside)

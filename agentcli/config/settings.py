@@ -155,7 +155,13 @@ def load_settings(
     if problems:
         raise ConfigError(*problems)
     origin = sources.get("approval.rules", "config")
-    return replace(settings, warnings=tuple(rule_warnings(settings.rules, origin)))
+    warnings = rule_warnings(settings.rules, origin)
+    if settings.sandbox_mode == "read-only" and settings.sandbox_writable:
+        warnings.append(
+            f"[sandbox] writable in {sources.get('sandbox.writable', 'the config')} is ignored"
+            " in read-only mode: confined commands write only in their private temp folder"
+        )
+    return replace(settings, warnings=tuple(warnings))
 
 
 def rule_warnings(rules: list[dict[str, Any]], origin: str) -> list[str]:

@@ -24,6 +24,41 @@ class UndoPlan:
     restoration: Restoration | None  # None: those calls changed no file
     kept: str | None = None  # the last record of the calls before that turn (a fork's)
 
+    @property
+    def unseen(self) -> list[str]:
+        """What those calls may have changed that no snapshot holds (ignored files, files
+        inside a .git folder): never restored."""
+        return list(dict.fromkeys(p for c in self.calls if c.tool != UNDO for p in c.unseen))
+
+
+def left_as_they_are(undo: UndoPlan) -> list[str]:
+    """What restoring the files leaves as it is, a line each: files the snapshots did not
+    keep, files an ignore file the agent changed hid from them, and files the calls may
+    have changed that no snapshot holds."""
+    out = []
+    restoration = undo.restoration
+    if restoration is not None and restoration.not_kept:
+        out.append(
+            "not kept (over the size limit, a repository of its own, or a name git will not"
+            f" store), left as they are: {_shown(restoration.not_kept)}"
+        )
+    if restoration is not None and restoration.ignores_changed:
+        out.append(
+            f"the agent changed {', '.join(restoration.ignores_changed)}: files it made"
+            " ignored were not in the snapshots and are left as they are"
+        )
+    if unseen := undo.unseen:
+        out.append(
+            "ignored files and files inside .git folders may have changed and were not"
+            f" restored (the snapshots keep no copy of them): {_shown(unseen)}"
+        )
+    return out
+
+
+def _shown(paths: list[str], most: int = 20) -> str:
+    more = f" and {len(paths) - most} more" if len(paths) > most else ""
+    return ", ".join(paths[:most]) + more
+
 
 def plan_undo(
     store: Store, snapshots: WorkspaceSnapshots | None, row: ThreadRow, to: int | None
@@ -90,8 +125,13 @@ def restored_note(undo: UndoPlan, restoration: Restoration) -> str:
     paths = restoration.paths
     listed = "\n".join(f"- {p}" for p in paths[:50])
     more = f"\n- ... and {len(paths) - 50} more" if len(paths) > 50 else ""
+    unseen = (
+        f"\nNot restored (no snapshot holds them), they may have changed: {_shown(undo.unseen)}"
+        if undo.unseen
+        else ""
+    )
     return (
         f"The person restored the workspace files changed since before their message"
         f" {undo.turn} to how they were then; the conversation was kept. Files restored:\n"
-        f"{listed}{more}"
+        f"{listed}{more}{unseen}"
     )

@@ -2,8 +2,9 @@
 
 Before such a call runs, the workspace is snapshotted; after it, again, and a commit in the
 store records the call: its tree is the workspace after the call, its message (JSON) names
-the thread, the call, the tool, the tree before and the files not kept. Each thread's calls
-form a chain under `refs/agentcli/threads/<thread id>`.
+the thread, the call, the tool, the tree before, the files not kept and the files the call
+may have changed that no snapshot holds (ignored ones, git's own). Each thread's calls form a
+chain under `refs/agentcli/threads/<thread id>`.
 """
 
 from __future__ import annotations
@@ -11,17 +12,19 @@ from __future__ import annotations
 import fcntl
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.config import Settings
+from agentcli.snapshots.git_own_paths import writes_into_git
 from agentcli.snapshots.shadow_git import ShadowRepo, Snapshot, SnapshotError
 
 # tools that never change a file: no snapshot around them
 READ_ONLY_TOOLS = frozenset({"read_file", "list_dir", "search_files", "fetch_url", "calculator"})
 UNDO = "undo"  # the call and tool of a restore's record
+UNSEEN_NAMED = 20  # at most this many files a call may have changed unseen, named per record
 _THREAD = re.compile(r"[A-Za-z0-9_-]{1,100}")
 
 
@@ -36,6 +39,9 @@ class CallChange:
     skipped: list[str] = field(default_factory=list)
     commit: str = ""
     checkpoint: str | None = None  # the thread's checkpoint the call's step started from
+    # what the call may have changed that no snapshot holds (ignored files, git's own files):
+    # never restored, only named
+    unseen: list[str] = field(default_factory=list)
 
 
 def thread_ref(thread_id: str) -> str:
@@ -74,19 +80,25 @@ class WorkspaceSnapshots:
         call_id: str,
         tool: str,
         checkpoint: str | None = None,
+        paths: Sequence[str] | None = None,
     ) -> Iterator[None]:
         """Snapshot before the call runs (the body) and record what it changed after.
+
+        `paths`: the only files the call may change (a file tool's path), None when it may
+        change any: the record names those of them that no snapshot holds (for None, every
+        ignored file and folder of the workspace), which undo then says it cannot restore.
 
         The workspace stays locked while the call runs: calls that may change files run
         one at a time per workspace (others wait), so that each record holds its own call's
         changes and none of another's half-done (a temporary file, a file half written)."""
         with self.locked(self.repo(workspace)) as repo:
             before = repo.snapshot()
+            unseen = _unseen(repo, paths)
             try:
                 yield
             finally:
                 after = repo.snapshot()
-                self._record(repo, thread_id, call_id, tool, before, after, checkpoint)
+                self._record(repo, thread_id, call_id, tool, before, after, checkpoint, unseen)
 
     @contextmanager
     def restoring(self, thread_id: str, workspace: Path) -> Iterator[ShadowRepo]:
@@ -111,6 +123,7 @@ class WorkspaceSnapshots:
         before: Snapshot,
         after: Snapshot,
         checkpoint: str | None = None,
+        unseen: Sequence[str] = (),
     ) -> None:
         ref = thread_ref(thread_id)
         message = {
@@ -120,6 +133,7 @@ class WorkspaceSnapshots:
             "checkpoint": checkpoint,  # the thread's checkpoint the call's step started from
             "before": before.tree,
             "skipped": sorted(set(before.skipped) | set(after.skipped)),
+            "unseen": list(unseen),
         }
         repo.set_ref(ref, repo.commit(after.tree, repo.ref(ref), json.dumps(message)))
 
@@ -153,6 +167,7 @@ class WorkspaceSnapshots:
                         [str(p) for p in meta.get("skipped", [])],
                         commit,
                         str(meta["checkpoint"]) if meta.get("checkpoint") else None,
+                        [str(p) for p in meta.get("unseen", [])],
                     )
                 )
             except (ValueError, KeyError, TypeError):
@@ -171,6 +186,18 @@ class WorkspaceSnapshots:
         repo = self.repo(workspace)
         if head is not None and (repo.git_dir / "HEAD").is_file():
             repo.set_ref(thread_ref(target), head)
+
+
+def _unseen(repo: ShadowRepo, paths: Sequence[str] | None) -> list[str]:
+    """The files a call may change that no snapshot holds: of `paths`, those ignored or
+    inside a .git folder; for None (any file), the workspace's ignored files and folders
+    (at most UNSEEN_NAMED, then "..."). A snapshot's own limits (a file over the cap, a
+    repository of its own) are its `skipped`."""
+    if paths is None:
+        found = repo.ignored_entries()
+        return found[:UNSEEN_NAMED] + (["..."] if len(found) > UNSEEN_NAMED else [])
+    unseen = [p for p in paths if writes_into_git(repo.workspace, p) or repo.ignored(p)]
+    return unseen[:UNSEEN_NAMED]
 
 
 def snapshots_of(settings: Settings) -> WorkspaceSnapshots | None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.errors import AgentcliError
+from agentcli.snapshots.git_own_paths import refused
 
 MAX_CHANGED_FILES = 100_000
 # the configuration git runs under: nothing of the person's, nothing that starts a program
@@ -51,7 +52,8 @@ class Snapshot:
     """One state of the workspace: a tree in the store, and the files it does not hold."""
 
     tree: str
-    skipped: list[str] = field(default_factory=list)  # over the size cap: not kept
+    # not kept: over the size cap, a repository of its own, a name git refuses (.GIT/x)
+    skipped: list[str] = field(default_factory=list)
 
 
 class ShadowRepo:
@@ -64,6 +66,7 @@ class ShadowRepo:
         # agentcli's own files (the store, the thread database) when they lie in the
         # workspace (a workspace that is the home folder): never snapshotted, never restored
         self._private = [_pattern(p, self.workspace) for p in (root, *private)]
+        self._private_rel = {r for p in (root, *private) if (r := _relative(p, self.workspace))}
         key = hashlib.sha256(str(self.workspace).encode()).hexdigest()[:16]
         self.git_dir = root / f"{key}.git"
         self.max_file_bytes = max_file_bytes
@@ -119,6 +122,23 @@ class ShadowRepo:
         done = self._run(("check-ignore", "-q", "--no-index", "--", rel), None, literal=False)
         return done.returncode == 0
 
+    def ignored_entries(self) -> list[str]:
+        """The files and folders (`build/`) the workspace's ignore files leave out of the
+        snapshots, as they are now. An ignored folder is one entry: what is in it is not
+        read. agentcli's own files (the store, the database) are not among them, nor a
+        folder that holds them (git names the folder when all it holds is ignored)."""
+        self.ensure()
+        listed = self.git("ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory")
+        found = sorted({p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p})
+        folders = tuple(p for p in found if p.endswith("/"))
+        ours = tuple(f"{p}/" for p in self._private_rel)
+        return [
+            _readable(p)  # for messages only: a name that is not UTF-8 shown with "?"
+            for p in found
+            if not any(f"{p.rstrip('/')}/".startswith(mine) or mine.startswith(p) for mine in ours)
+            and not any(p != f and p.startswith(f) for f in folders)
+        ]
+
     def ensure(self) -> None:
         if not (self.git_dir / "HEAD").is_file():
             self.git_dir.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -157,7 +177,8 @@ class ShadowRepo:
                 f"{len(changed):,} files changed or new since the last snapshot (more than"
                 f" {MAX_CHANGED_FILES:,}; .gitignore the big folders): no snapshot taken"
             )
-        skipped = [p for p in changed if self._too_big(p)]
+        # a path git refuses (.GIT/x, git~1/x) would make it refuse the whole snapshot
+        skipped = [p for p in changed if refused(p, self.workspace) or self._too_big(p)]
         if skipped:  # not kept: the store forgets them rather than keep an older version
             self.git(
                 "rm", "-q", "-f", "--cached", "--ignore-unmatch", "--pathspec-from-file=-",
@@ -187,6 +208,14 @@ class ShadowRepo:
             return os.lstat(self.workspace / rel).st_size > self.max_file_bytes
         except OSError:
             return False  # gone: recorded as deleted
+
+    def known_big(self) -> list[str]:
+        """The files over the size cap the last snapshot found (none before the first)."""
+        known = self.git_dir / "agentcli-skipped"
+        try:
+            return [p for p in known.read_text().split("\0") if p]
+        except OSError:
+            return []
 
     def _big_unchanged(self, skipped: list[str]) -> list[str]:
         """Files skipped by an earlier snapshot and still there unchanged: git lists them as
@@ -290,8 +319,21 @@ def _keep_mode(path: Path, mode: int) -> None:
         os.close(fd)
 
 
+def _readable(path: str) -> str:
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _nul(paths: list[str]) -> bytes:
     return "\0".join(paths).encode("utf-8", "surrogateescape") + b"\0"
+
+
+def _relative(path: Path, workspace: Path) -> str:
+    """`path` relative to the workspace, when it lies in it (else "")."""
+    try:
+        rel = path.resolve().relative_to(workspace)
+    except ValueError:
+        return ""
+    return rel.as_posix() if rel.parts else ""
 
 
 def _pattern(path: Path, workspace: Path) -> str:

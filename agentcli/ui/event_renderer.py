@@ -35,6 +35,9 @@ FOLD_LINES = 4
 # an error result is a message to read, shown whole; these only bound what a tool can print
 ERROR_LINES = 40
 ERROR_LINE_CHARS = 4000
+# the notes a result may end with, in their order: the sandbox's (tools/sandbox.py denied())
+# and agentcli's (agent/tools_node.py); never folded away
+NOTES = ("[sandbox] this command ran confined (", "[agentcli: not undoable: ")
 
 
 class Renderer:
@@ -133,22 +136,37 @@ def compacted_line(event: Compacted) -> str:
 def fold(result: ToolResult) -> Text:
     """A tool result folded to a few lines, with its full length. An error's lines are
     shown whole (wrapped, not cut): its reason and the setting it names are the point; only
-    a size limit bounds what a tool can print there (ERROR_LINES of ERROR_LINE_CHARS)."""
+    a size limit bounds what a tool can print there (ERROR_LINES of ERROR_LINE_CHARS). The
+    notes at its end (the sandbox's, agentcli's) are shown whole below the fold, always."""
     lines = result.content.removesuffix("\n").split("\n")  # not splitlines: \r is shown
-    if result.name == PLAN and lines[0].startswith(PLAN_RESULTS):  # each task's was shown
-        lines = [line for line in lines if line.startswith((PLAN_RESULTS, "Task "))]
+    body, notes = _notes(lines)
+    if result.name == PLAN and body and body[0].startswith(PLAN_RESULTS):  # tasks shown
+        body = [line for line in body if line.startswith((PLAN_RESULTS, "Task "))]
     failed = result.status == "error"
     mark, style = ("✗", "red") if failed else ("✓", "green")
     shown_lines, width = (ERROR_LINES, ERROR_LINE_CHARS) if failed else (FOLD_LINES, 160)
     text = Text(f"{mark} ", style=style)
     text.append_text(safe_line(result.name, style))
     text.append(f" ({len(lines)} lines, {len(result.content)} chars)\n", style="dim")
-    for number, shown in enumerate(lines[:shown_lines]):
+    for number, shown in enumerate(body[:shown_lines]):
         text.append("\n  " if number else "  ", style="dim")
         text.append_text(safe_line(_clip(shown, width), "dim"))
-    if len(lines) > shown_lines:
-        text.append(f"\n  … {len(lines) - shown_lines} more lines", style="dim italic")
+    if len(body) > shown_lines:
+        text.append(f"\n  … {len(body) - shown_lines} more lines", style="dim italic")
+    for note in notes:
+        text.append("\n  " if body else "  ")
+        text.append_text(safe_line(_clip(note, ERROR_LINE_CHARS), "yellow"))
     return text
+
+
+def _notes(lines: list[str]) -> tuple[list[str], list[str]]:
+    """The result's lines, and the notes after them: the sandbox's on a confined command
+    that failed, then agentcli's when the call cannot be undone (each appended last)."""
+    end = len(lines)
+    for prefix in reversed(NOTES):  # agentcli's is last, the sandbox's before it
+        if end > 0 and lines[end - 1].startswith(prefix):
+            end -= 1
+    return lines[:end], lines[end:]
 
 
 def call_panel(name: str, preview: Preview, index: int, total: int, description: str) -> Panel:

@@ -54,7 +54,8 @@ ROWS = {
         "first snapshot (every file hashed)",
         "snapshot, one file changed",
         "snapshot, nothing changed",
-        "a call's bracket (before, after, record)",
+        "a write_file call's bracket (before, after, record)",
+        "a shell call's bracket (ignored files listed)",
     ],
     "plan.py": [
         "plan mode",

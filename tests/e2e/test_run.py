@@ -38,7 +38,15 @@ def test_run_parks_with_exit_3_and_run_thread_auto_approve_finishes(agent: Agent
     args = {"command": "echo hi > out.txt"}
     named = digest(result["thread_id"], "call_1", 0, "shell", args)  # what review names it by
     assert result["pending"] == [
-        {"call_id": "call_1", "digest": named, "tool": "shell", "args": args}
+        {
+            "call_id": "call_1",
+            "digest": named,
+            "tool": "shell",
+            "args": args,
+            # every shell call: what no snapshot keeps (here, no such file to name)
+            "undo": "changes to ignored files, files over 10 MB and files inside .git folders"
+            " are not kept",
+        }
     ]
     assert not (agent.workspace / "out.txt").exists()
 

@@ -249,3 +249,78 @@ def test_only_a_rule_with_sandbox_off_lifts_it_never_a_flag(agent: Agent) -> Non
     thread = json.loads(ran.stdout)["thread_id"]
     shown = agent.run("threads", "show", thread).stdout
     assert "sandbox off (by rule 1 (shell touch *, sandbox off))" in shown
+
+
+def test_in_chat_the_notes_after_a_long_output_are_shown_not_folded_away(
+    agent: Agent, tmp_path: Path
+) -> None:
+    """A result is folded to its first lines in chat: the notes at its end (the sandbox
+    refused something; the call cannot be undone) are shown all the same."""
+    broken = tmp_path / "broken-git"  # a git that fails: no snapshot, so "not undoable"
+    broken.mkdir()
+    (broken / "git").write_text("#!/bin/sh\nexit 1\n")
+    (broken / "git").chmod(0o755)
+    outside = agent.workspace.parent / "outside.txt"
+    agent.server.push(
+        tool_calls(("shell", {"command": f"seq 1 30; echo x > {outside}"})), text("done")
+    )
+    path = f"{broken}:{agent.env['PATH']}"
+    child = agent.spawn("chat", "--approve", "shell", "count", env={"PATH": path})
+    child.expect(r"… \d+ more lines")
+    child.expect(r"\[sandbox\] this command ran confined \(workspace-write\)")
+    child.expect(r"\[agentcli: not undoable: ")
+    child.expect("you>")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    [result] = results(agent)
+    assert result.startswith("exit code 1\n1\n2\n") and not outside.exists()
+
+
+def test_an_extra_writable_path_is_writable_and_its_siblings_are_not(
+    agent: Agent, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    sibling = tmp_path / "cache-sibling"  # the same prefix: not inside the writable path
+    cache.mkdir()
+    sibling.mkdir()
+    configure(agent, f"[sandbox]\nwritable = [{json.dumps(str(cache))}]\n")
+    got = run_shell(
+        agent,
+        f"echo in > {cache}/a.txt && cat {cache}/a.txt",
+        f"echo x > {sibling}/b.txt",
+        f"echo x > {cache}/../escaped.txt",
+    )
+    assert got[0] == "exit code 0\nin\n"
+    for refused in got[1:]:
+        assert refused.startswith("exit code 1"), refused
+        note = "[sandbox] this command ran confined (workspace-write): it may write only in"
+        assert f"{note} {agent.workspace.resolve()}" in refused
+        assert str(cache) in refused.rsplit("[sandbox]", 1)[1]  # the note names it
+    assert not (sibling / "b.txt").exists() and not (tmp_path / "escaped.txt").exists()
+
+
+def test_read_only_stays_read_only_and_says_writable_is_ignored(
+    agent: Agent, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    configure(agent, f'[sandbox]\nmode = "read-only"\nwritable = [{json.dumps(str(cache))}]\n')
+    since = len(agent.server.requests)
+    agent.server.push(tool_calls(("shell", {"command": f"echo x > {cache}/a.txt"})), text("ok"))
+    ran = agent.run("run", "go", "--approve", "shell", "-o", "json")
+    assert ran.returncode == 0, ran.stderr
+    [result] = results(agent, since)
+    assert result.startswith("exit code 1") and "confined (read-only)" in result
+    assert not (cache / "a.txt").exists()
+    config = Path(agent.env["XDG_CONFIG_HOME"]) / "agentcli" / "config.toml"
+    warning = (
+        f"agentcli: warning: [sandbox] writable in {config} is ignored in read-only mode:"
+        " confined commands write only in their private temp folder"
+    )
+    assert warning in ran.stderr
+    shown = agent.run("config", "show")
+    assert warning in shown.stderr
+    assert f"writable ({cache}) ignored in read-only mode" in shown.stdout
+    # the same setting in workspace-write: no warning
+    configure(agent, f"[sandbox]\nwritable = [{json.dumps(str(cache))}]\n")
+    assert "warning" not in agent.run("config", "show").stderr

@@ -175,3 +175,19 @@ def test_each_error_maps_to_its_exit_code_in_one_place() -> None:
         )
     ] == [2, 2, 2, 2, 130, 1, 1, 1, 1]
     assert ExitCode.AWAITING_REVIEW == 3
+
+
+@pytest.mark.parametrize(("mode", "warned"), [("read-only", True), ("workspace-write", False)])
+def test_writable_in_read_only_mode_is_said_to_be_ignored(
+    tmp_path: Path, mode: str, warned: bool
+) -> None:
+    """Read-only stays read-only: `writable` does not open it, and a warning says so,
+    whether the mode comes from the file or from --sandbox."""
+    path = write(tmp_path, '[sandbox]\nwritable = ["~/.cache/pip"]\n')
+    from_flag = load_settings(path, {"sandbox.mode": mode})
+    in_file = load_settings(write(tmp_path, f'[sandbox]\nmode = "{mode}"\nwritable = ["x"]\n'))
+    for settings in (from_flag, in_file):
+        said = [w for w in settings.warnings if "writable" in w]
+        assert bool(said) is warned
+        if warned:
+            assert said[0].startswith(f"[sandbox] writable in {path} is ignored in read-only")
