@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from agentcli.agent.model.chat_model import cost_usd
-from agentcli.agent.model.token_count import HEURISTIC
+from agentcli.agent.model.token_count import method as counted_by
 from agentcli.cli.bang_command import ShellRun, is_command
 from agentcli.cli.ctrl_c import stopping
 from agentcli.config import data_dir
@@ -254,7 +254,7 @@ class Chat:
         total = {"input_tokens": row.input_tokens, "output_tokens": row.output_tokens}
         line = f"{usage['input_tokens']:,} in · {usage['output_tokens']:,} out"
         if usage.get("estimated"):  # the server sent no usage: counted by agentcli's heuristic
-            line += f" (estimated: {HEURISTIC})"
+            line += f" (estimated: {counted_by()})"
         if "cost_usd" in usage:
             line += f" · ${usage['cost_usd']:.4f}"
         line += f"  (thread: {row.input_tokens + row.output_tokens:,} tokens"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pexpect
 
+from agentcli.agent.model.token_count import text_tokens
 from tests.e2e.conftest import Agent
 from tests.e2e.test_chat import PROMPT, leave
 from tests.helpers.scripted_server import error, text, tool_calls
@@ -104,8 +105,9 @@ def test_usage_is_estimated_and_marked_when_a_stream_has_none(agent: Agent) -> N
     assert result.returncode == 0, result.stderr
     usage = json.loads(result.stdout)["usage"]
     assert usage["estimated"] is True
-    # the window's estimate (token_count.py): UTF-8 bytes / 4, not characters / 4
-    assert usage["output_tokens"] == -(-len(answer.encode()) // 4) != -(-len(answer) // 4)
+    # the window's estimate (token_count.py): the cl100k_base tokenizer's count
+    assert usage["output_tokens"] == text_tokens(answer) == 65  # 8 x "Une réponse ... ✓. "
+    assert usage["output_tokens"] not in (-(-len(answer.encode()) // 4), -(-len(answer) // 4))
     assert usage["input_tokens"] > 0
 
 
@@ -115,7 +117,7 @@ def test_chat_says_how_usage_was_estimated(agent: Agent) -> None:
     child = agent.spawn("chat")
     child.expect(PROMPT)
     child.sendline("hi")
-    child.expect(r"\d+ in · \d+ out \(estimated: UTF-8 bytes / 4\)")
+    child.expect(r"\d+ in · \d+ out \(estimated: cl100k_base tokenizer\)")
     leave(child)
 
 

@@ -27,7 +27,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from agentcli.agent.model.token_count import BYTES_PER_TOKEN, message_tokens
+from agentcli.agent.model.token_count import head_tokens, message_tokens, tail_tokens, text_tokens
 
 # the summary quotes tool output (web pages, files): it goes with the system prompt as data
 SUMMARY_HEADING = (
@@ -41,6 +41,7 @@ below: the user's goals and instructions, what was decided and done, the files, 
 results that matter, and what is still open. Be concise and factual. Write only the summary."""
 RESULT_CHARS = 1500  # of one tool result, in what the summariser reads
 ARGS_CHARS = 500  # of one call's arguments, likewise
+NOTE_TOKENS = 20  # what saying that a text was cut takes
 
 
 @dataclass(frozen=True)
@@ -93,10 +94,10 @@ def trimmed(message: BaseMessage, max_tokens: int) -> BaseMessage:
     if not isinstance(message, ToolMessage):
         return message
     text = message.content if isinstance(message.content, str) else message.text
-    chars = max_tokens * BYTES_PER_TOKEN
-    if len(text.encode("utf-8", "surrogatepass")) <= chars:
+    if text_tokens(text) <= max_tokens:
         return message
-    head, tail = text[: chars * 2 // 3], text[-(chars // 4) :]
+    room = max(max_tokens - NOTE_TOKENS, 0)
+    head, tail = head_tokens(text, room * 2 // 3), tail_tokens(text, room // 4)
     cut = len(text) - len(head) - len(tail)
     note = f"\n[... {cut} characters cut to fit the context window ...]\n"
     return message.model_copy(update={"content": head + note + tail})
@@ -162,18 +163,28 @@ def _clip(text: str, chars: int = RESULT_CHARS) -> str:
 def summarise(chat: Any, previous: str | None, lines: list[str], budget: Budget) -> str:
     """The model's summary of `lines` (after `previous`), asked in as many requests as it
     takes for each to fit the window: each adds a part to the summary so far."""
-    room = (budget.limit - budget.summary_tokens - 200) * BYTES_PER_TOKEN
-    room = max(room, 1000)
+    room = max(budget.limit - budget.summary_tokens - 200, 250)  # tokens for the lines
     summary = previous
     part: list[str] = []
-    for line in [*(_clip(line, room // 2) for line in lines), None]:
-        if line is not None and sum(len(x) + 1 for x in part) + len(line) <= room:
+    used = 0
+    for line in [*(_clip_tokens(line, room // 2) for line in lines), None]:
+        size = text_tokens(line) + 1 if line is not None else 0
+        if line is not None and used + size <= room:
             part.append(line)
+            used += size
             continue
         if part:
             summary = _ask(chat, summary, part, budget)
-        part = [line] if line is not None else []
+        part, used = ([line], size) if line is not None else ([], 0)
     return summary or ""
+
+
+def _clip_tokens(text: str, count: int) -> str:
+    """`text` cut to about `count` tokens, saying how much was left out."""
+    if text_tokens(text) <= count:
+        return text
+    head = head_tokens(text, max(count - NOTE_TOKENS, 0))
+    return f"{head} [... {len(text) - len(head)} more]"
 
 
 def _ask(chat: Any, previous: str | None, part: list[str], budget: Budget) -> str:
@@ -182,7 +193,7 @@ def _ask(chat: Any, previous: str | None, part: list[str], budget: Budget) -> st
         body = f"Summary so far:\n{previous}\n\nConversation since:\n{body}"
     request = [SystemMessage(SUMMARISE), HumanMessage(body)]
     answer = chat.invoke(request, max_tokens=budget.summary_tokens)
-    return _clip(answer.text.strip(), budget.summary_tokens * BYTES_PER_TOKEN) or (previous or "")
+    return _clip_tokens(answer.text.strip(), budget.summary_tokens) or (previous or "")
 
 
 def compact(

@@ -105,7 +105,8 @@ class Recorder:
 
 def test_a_long_history_is_summarised_in_requests_that_each_fit() -> None:
     budget = Budget(window=2000, reserve=200)
-    lines = [f"User: {'w' * 1200}" for _ in range(20)]
+    words = "alpha beta " * 100  # 200 tokens
+    lines = [f"User: {words}" for _ in range(20)]
     model = Recorder()
     assert summarise(model, "before", lines, budget) == f"summary {len(model.requests)}"
     assert len(model.requests) > 1
@@ -115,7 +116,7 @@ def test_a_long_history_is_summarised_in_requests_that_each_fit() -> None:
         assert size <= budget.limit
         previous = "before" if n == 1 else f"summary {n - 1}"
         assert request[1].content.startswith(f"Summary so far:\n{previous}\n")
-    assert sum(r[1].content.count("w" * 1200) for r in model.requests) == 20  # all read once
+    assert sum(r[1].content.count(words) for r in model.requests) == 20  # all read once
 
 
 def test_compact_summarises_the_older_messages_only() -> None:
