@@ -10,9 +10,9 @@ from typing import Annotated, Any, TypedDict
 from agentcli_tools.context import ToolContext
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
-from langgraph.graph.message import _messages_delta_reducer
 
 from agentcli.policy.approval_policy import Policy
+from agentcli.threads.langgraph_internals import messages_delta_reducer
 
 # `messages` and `audit` grow with the thread, so they are DeltaChannels (beta in
 # LangGraph 1.2): a checkpoint stores only the step's writes, plus a full copy every
@@ -23,7 +23,7 @@ from agentcli.policy.approval_policy import Policy
 # nearest copy is never further back than that of `messages`, and a load walks back at
 # most SNAPSHOT_EVERY steps. 250 rather than 1000: a resumed 300-turn thread loads in a
 # quarter of the walk for more bytes stored (a long-lived session skips the walk: see
-# recall.py). The figures: bench/README.md.
+# Recall in threads/langgraph_internals.py). The figures: bench/README.md.
 SNAPSHOT_EVERY = 250
 
 
@@ -40,7 +40,7 @@ class AgentState(TypedDict, total=False):
     # as add_messages: a message with a known id replaces it (an edited tool call);
     # LangGraph gives every message written to a DeltaChannel an id before saving it
     messages: Annotated[
-        list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=SNAPSHOT_EVERY)
+        list[AnyMessage], DeltaChannel(messages_delta_reducer, snapshot_frequency=SNAPSHOT_EVERY)
     ]
     allowed_tools: Annotated[list[str], _union]  # tools the person allowed with `A`
     allowed_seals: Annotated[list[str], _union]  # their seals: a name without one does not count

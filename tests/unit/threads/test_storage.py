@@ -11,12 +11,12 @@ from typing import Annotated, Any, TypedDict, get_type_hints
 import pytest
 from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.channels import DeltaChannel
-from langgraph.graph.message import _messages_delta_reducer
 
 import agentcli.agent.graph
 import agentcli.agent.review.node
 from agentcli.agent.state import AgentState, _extend
 from agentcli.policy.approval_policy import Policy
+from agentcli.threads.langgraph_internals import messages_delta_reducer
 from tests.helpers import ROOT
 from tests.helpers.fakes import call, say
 from tests.unit.conftest import RAN
@@ -50,7 +50,7 @@ def snapshot_every(n: int) -> type:
     """AgentState whose DeltaChannels snapshot every n updates, to replay across copies."""
     fields = get_type_hints(AgentState, include_extras=True)
     fields["messages"] = Annotated[
-        list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=n)
+        list[AnyMessage], DeltaChannel(messages_delta_reducer, snapshot_frequency=n)
     ]
     fields["audit"] = Annotated[list[dict[str, Any]], DeltaChannel(_extend, snapshot_frequency=n)]
     return TypedDict("SnapshotState", fields, total=False)  # type: ignore[operator, no-any-return]
