@@ -52,7 +52,7 @@ class AgentState(TypedDict, total=False):
     # node chains them into it (review/audit_chain.py)
     audit_pending: Annotated[list[dict[str, Any]], operator.add]
     review: dict[str, Any] | None  # the policy's verdicts, while a person decides the rest
-    # what the model is sent in place of the oldest messages (compaction.py): `upto`, the
+    # what the model is sent in place of the oldest messages (context/compaction.py): `upto`, the
     # number of messages a model-written `summary` stands for; `messages` stays whole
     compaction: dict[str, Any] | None
 
@@ -65,20 +65,22 @@ class RunContext(ToolContext):
     max_steps: int = 25
     max_invalid_turns: int = 3
     system_prompt: str | None = None
-    # where tool runs are recorded (journal.CallJournal; None: not guarded). Typed Any
-    # because LangGraph Server builds a JSON schema of the context, and a store has none.
+    # where tool runs are recorded (threads/call_journal.CallJournal; None: not guarded).
+    # Typed Any because LangGraph Server builds a JSON schema of the context, and a store
+    # has none.
     journal: Any = None
-    # seals what the review approves, for the tools node to check (approval.ApprovalKey;
-    # None: a key for this process only)
+    # seals what the review approves, for the tools node to check
+    # (review/approval_seals.ApprovalKey; None: a key for this process only)
     approval_key: Any = None
-    # where the workspace is snapshotted around calls that may change files (snapshots.
-    # WorkspaceSnapshots; None: no snapshots, nothing to undo)
+    # where the workspace is snapshotted around calls that may change files
+    # (snapshots/call_snapshots.WorkspaceSnapshots; None: no snapshots, nothing to undo)
     snapshots: Any = None
     # True on a server: answers come from its clients, whose say that a rule or flag
     # decided (`who`/`by`) is not believed
     from_clients: bool = False
     # the model's context window in tokens (None: unknown, nothing compacted unless the
-    # server refuses a request as too long) and how a thread is kept inside it (compaction.py)
+    # server refuses a request as too long) and how a thread is kept inside it
+    # (context/compaction.py)
     context_window: int | None = None
     compact: bool = True
     compact_threshold: float = 0.8

@@ -1,9 +1,10 @@
-"""The call journal of runs on LangGraph Server (server.py gives it to every run's context).
+"""The call journal of runs on LangGraph Server (graph.py gives it to every run's context).
 
 It is agentcli's own database, the one the server's `storage.db` names (a SQLite file, by
 default threads.db in the server's data folder, or PostgreSQL), opened by the first tool
 call and kept open: the server's settings choose it, never a client. With it a tools task
-LangGraph runs again after the server died mid-call asks the person (rerun.py), as locally.
+LangGraph runs again after the server died mid-call asks the person, as locally
+(agent/review/cut_off_calls.py).
 
 The journal can only recognise a task LangGraph runs again from a saved checkpoint. The
 in-memory runtime of `langgraph dev` saves nothing at once: it keeps threads, runs and

@@ -15,7 +15,7 @@ def _shadowing_tools_package(agent: Agent) -> None:
     package = agent.workspace / "tools"
     package.mkdir()
     boom = "raise SystemExit('the user folder tools package was imported')\n"
-    for name in ("__init__.py", "catalogue.py", "registry.py", "files.py", "supervised.py"):
+    for name in ("__init__.py", "catalogue.py", "registry.py", "file_reading.py", "supervised.py"):
         (package / name).write_text(boom)
 
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
 
-from agentcli.agent.text_calls import formats as text_call_formats
+from agentcli.agent.text_calls import formats
 from agentcli.agent.text_calls.recovery import recover, with_text_calls
 
 OFFERED = {"calculator", "read_file"}
@@ -119,9 +119,9 @@ def test_an_offered_tool_with_arguments_that_are_no_object_is_an_invalid_call(
 
 
 def test_a_payload_over_the_limit_is_left_as_text(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(text_call_formats, "MAX_PAYLOAD", 20)
+    monkeypatch.setattr(formats, "MAX_PAYLOAD", 20)
     assert recover(f"<tool_call>{CALL}</tool_call>", OFFERED) is None
-    monkeypatch.setattr(text_call_formats, "MAX_PAYLOAD", 1000)
+    monkeypatch.setattr(formats, "MAX_PAYLOAD", 1000)
     assert recover(f"<tool_call>{CALL}</tool_call>", OFFERED) is not None
 
 
@@ -186,7 +186,7 @@ def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Patch the parser's one JSON seam to record how many characters each parse may read
     (from its start to the end of the text it was given)."""
     read: list[int] = []
-    real = text_call_formats._raw
+    real = formats._raw
 
     def counted(text: str, at: int) -> tuple[Any, int]:
         try:
@@ -197,7 +197,7 @@ def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         read.append(end - at)
         return value, end
 
-    monkeypatch.setattr(text_call_formats, "_raw", counted)
+    monkeypatch.setattr(formats, "_raw", counted)
     return read
 
 
