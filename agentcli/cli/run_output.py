@@ -165,10 +165,10 @@ class Scripted:
         """Exit 3, after the report and the notify command. `fresh`: the calls were asked
         for in this run (they wait from now)."""
         self._report(RunStatus.AWAITING_APPROVAL, final, pending)
-        from agentcli.session.notify import PARKED, notify, now, pending_document
+        from agentcli.session.notify import NotifyEvent, notify, now, pending_document
 
         since = now() if fresh else None
-        document = pending_document(PARKED, self.session, pending, since)
+        document = pending_document(NotifyEvent.PARKED, self.session, pending, since)
         if problem := notify(self.session.settings, document):
             warn(problem)
         if self.unsent:  # the calls decided first asked for more: the message waits
