@@ -7,35 +7,16 @@ import subprocess
 import sys
 import time
 
-import pexpect
 import pytest
 
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import hang, text, tool_calls
-
-CHOICE = r"\[a\]pprove.*\[q\]uit >"
-PROMPT = "you>"
+from tests.helpers.terminal import CHOICE, PROMPT, ended, leave
 
 
 def tool_contents(agent: Agent, request: int) -> dict[str, str]:
     messages = agent.server.requests[request]["messages"]
     return {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
-
-
-def leave(child: pexpect.spawn) -> str:
-    child.expect(PROMPT)
-    child.sendline("/exit")
-    return ended(child)
-
-
-def ended(child: pexpect.spawn, status: int = 0) -> str:
-    """Wait for the resume hint and the exit; the thread id from the hint."""
-    child.expect(r"agentcli resume ([\w-]+)")
-    thread = child.match.group(1)
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == status or child.signalstatus
-    return thread
 
 
 def test_approve_runs_the_call(agent: Agent) -> None:

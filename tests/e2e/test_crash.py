@@ -15,6 +15,7 @@ import pexpect
 
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.scripted_server import hang, text, tool_calls
+from tests.helpers.terminal import CHOICE
 
 WAIT_FOR_GO = "for i in $(seq 300); do [ -f go ] && break; sleep 0.1; done"
 
@@ -135,7 +136,7 @@ def test_killed_between_two_tools_of_one_turn(agent: Agent) -> None:
 def test_killed_at_the_review_prompt(agent: Agent) -> None:
     agent.server.push(tool_calls(("write_file", {"path": "a.txt", "content": "x"})))
     child = agent.spawn("chat", "write a.txt")
-    child.expect(r"\[q\]uit >")
+    child.expect(CHOICE)
     child.kill(signal.SIGKILL)
     child.expect(pexpect.EOF)
     thread = only_thread(agent)["thread_id"]

@@ -8,8 +8,8 @@ import time
 import pexpect
 
 from tests.e2e.conftest import Agent
-from tests.e2e.test_chat import CHOICE, PROMPT, ended, leave
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import CHOICE, PROMPT, ended, leave
 
 LONG = " ".join(f"word{i}" for i in range(400))  # 2,400 characters, 4 a piece
 

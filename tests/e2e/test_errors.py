@@ -10,13 +10,7 @@ import time
 
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.scripted_server import error, hang, text
-
-
-def one_line(stderr: str) -> str:
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, stderr
-    assert "Traceback" not in stderr
-    return lines[0]
+from tests.helpers.terminal import one_line
 
 
 def closed_port() -> int:

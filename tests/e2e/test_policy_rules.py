@@ -10,9 +10,8 @@ import pexpect
 
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import CHOICE, PROMPT
 
-CHOICE = r"\[a\]pprove.*\[q\]uit >"
-PROMPT = "you>"
 RULES = (
     '[approval]\nallow = ["read_file"]\n\n'
     '[[approval.rules]]\ntool = "shell"\nmatch = "git status*"\ndecision = "allow"\n'

@@ -19,6 +19,7 @@ from agentcli_tools.sandbox import mechanism
 from tests.e2e.conftest import Agent
 from tests.helpers import MCP_SERVER
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import PROMPT
 
 pytestmark = pytest.mark.skipif(not mechanism()[0], reason="neither Landlock nor bubblewrap")
 
@@ -202,7 +203,7 @@ def test_unconfined_once_at_the_review_runs_it_outside_and_is_audited(agent: Age
     child.sendline("u")
     child.expect(r"\[u\]nconfined once")  # the next call: confined again unless chosen
     child.sendline("a")
-    child.expect("you>")
+    child.expect(PROMPT)
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     assert outside.read_text() == "x\n" and not Path(f"{outside}2").exists()

@@ -16,17 +16,10 @@ import pytest
 
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.scripted_server import drop, error, hang, text, tool_calls
+from tests.helpers.terminal import PROMPT, one_line
 
-PROMPT = "you>"
 ROWS, COLS = 60, 120
 CONFIG = "[model]\nmax_retries = 0\n"  # a failure fails at once
-
-
-def one_line(stderr: str) -> str:
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, stderr
-    assert "Traceback" not in stderr and "Usage:" not in stderr
-    return lines[0]
 
 
 def threads(agent: Agent) -> list[dict]:

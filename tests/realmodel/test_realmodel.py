@@ -14,12 +14,12 @@ import pytest
 
 from agentcli.agent.context.compaction import SUMMARISE
 from tests.e2e.conftest import Agent
+from tests.helpers.terminal import CHOICE, PROMPT
 from tests.realmodel.conftest import N_CTX
 
 pytestmark = pytest.mark.realmodel
 
 FORCE = {"tool_choice": {"type": "function", "function": {"name": "calculator"}}}
-CHOICE = r"\[a\]pprove.*\[q\]uit >"
 TIMINGS: dict[str, float] = {}
 
 
@@ -74,13 +74,13 @@ def test_an_approved_call_whose_result_the_model_reads(agent: Agent) -> None:
     start = time.monotonic()
     child = agent.spawn("chat")
     child.timeout = 300
-    child.expect("you>")
+    child.expect(PROMPT)
     child.sendline("What is 6 * 7? Use the calculator.")
     child.expect("calculator")
     child.expect(CHOICE)
     child.sendline("a")
     child.expect("✓")  # the call ran
-    child.expect("you>")
+    child.expect(PROMPT)
     child.sendline("/exit")
     child.expect(r"agentcli resume (\w+)")
     thread = child.match.group(1)

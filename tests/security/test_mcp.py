@@ -25,9 +25,8 @@ from tests.e2e.conftest import Agent
 from tests.helpers import MCP_SERVER as SERVER
 from tests.helpers.mcp_server import PNG
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import CHOICE, PROMPT
 
-CHOICE = r"\[a\]pprove.*\[q\]uit >"
-PROMPT = "you>"
 STARTED = "agentcli-test MCP server: started"  # what the server writes to stderr at start
 
 # (tool, the model's arguments, what the model is told): none may reach the server

@@ -21,10 +21,9 @@ import pytest
 from agentcli.terminal_text import unmark
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import error, text, tool_calls
+from tests.helpers.terminal import CHOICE, PROMPT
 
 ROWS, COLS = 120, 120
-CHOICE = r"\[a\]pprove.*\[q\]uit >"
-PROMPT = "you>"
 
 # Shell commands as a hostile model would write them: each hides, overwrites or disguises
 # part of itself on a terminal that obeys it. All are harmless when they run.
