@@ -13,25 +13,10 @@ from langchain_core.messages import AIMessage
 
 from agentcli.agent.text_calls import formats
 from agentcli.agent.text_calls.recovery import recover, with_text_calls
-
-OFFERED = {"calculator", "read_file"}
-ARGS = {"expression": "6*7"}
-CALL = json.dumps({"name": "calculator", "arguments": ARGS})
-
-FORMATS = {
-    "hermes": f"<tool_call>\n{CALL}\n</tool_call>",
-    "hermes-unclosed": f"<tool_call>\n{CALL}",
-    "mistral": f"[TOOL_CALLS][{CALL}]",
-    "mistral-args": '[TOOL_CALLS]calculator[ARGS]{"expression": "6*7"}',
-    "llama3": '<|python_tag|>{"name": "calculator", "parameters": {"expression": "6*7"}}<|eom_id|>',
-    "function": '<function=calculator>{"expression": "6*7"}</function>',
-    "chatglm": "calculator\n```python\ntool_call(expression='6*7')\n```",
-    "openai-shaped": '<tool_call>{"type": "function", "function": {"name": "calculator",'
-    ' "arguments": "{\\"expression\\": \\"6*7\\"}"}}</tool_call>',
-}
+from tests.helpers.text_tool_calls import ARGS, CALL, MARKUP, OFFERED, PIECES
 
 
-@pytest.mark.parametrize("markup", FORMATS.values(), ids=FORMATS.keys())
+@pytest.mark.parametrize("markup", MARKUP.values(), ids=MARKUP.keys())
 def test_each_format_is_recovered_and_its_markup_removed(markup: str) -> None:
     found = recover(f"Let me work it out.\n\n{markup}\n\nBack soon.", OFFERED)
     assert found is not None
@@ -141,33 +126,6 @@ def test_with_text_calls_keeps_native_calls_and_marks_recovered_ones() -> None:
     assert recovered.response_metadata["text_tool_calls"] == ["hermes"]
 
 
-# Text made of the pieces the parser looks for, in any order: markers, names, JSON, fences.
-PIECES = [
-    "<tool_call>",
-    "</tool_call>",
-    "[TOOL_CALLS]",
-    "<|python_tag|>",
-    "<function=calculator>",
-    "</function>",
-    "[ARGS]",
-    "<|eom_id|>",
-    "calculator\n",
-    "```python\n",
-    "```\n",
-    "tool_call(expression='1')",
-    "`",
-    CALL,
-    '{"name": "shell", "arguments": {}}',
-    "{",
-    "}",
-    "[",
-    "]",
-    '"',
-    ";",
-    "\n",
-    " ",
-    "text",
-]
 texts = st.lists(st.sampled_from(PIECES) | st.text(max_size=5), max_size=40).map("".join)
 
 
