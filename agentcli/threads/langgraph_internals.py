@@ -15,7 +15,8 @@ again; here a message is decoded once, then found by its bytes. Only messages ar
 LangGraph and LangChain treat them as immutable (reducers replace one by id, agentcli uses
 model_copy; LangGraph sets the id of a message without one, so those are not kept). Lists,
 dicts and checkpoints are decoded every time. It hooks into JsonPlusSerializer's msgpack
-extension hook: tests/unit/threads/test_serdecache.py fails if a LangGraph upgrade bypasses it.
+extension hook: tests/unit/threads/test_langgraph_internals.py fails if a LangGraph upgrade
+bypasses it.
 
 persist_dev_state. The in-memory runtime of `langgraph dev` keeps threads, runs and
 checkpoints in memory and writes them to its .langgraph_api folder every 10 s; the server's
