@@ -20,7 +20,8 @@ from langgraph_sdk import get_sync_client
 from langgraph_sdk.schema import Command
 
 from tests.e2e.conftest import AGENTCLI, Agent
-from tests.helpers.langgraph_dev import DevServer, free_port, isolated_env, serve
+from tests.helpers.environment import isolated_env
+from tests.helpers.langgraph_dev import DevServer, free_port, serve
 from tests.helpers.scripted_server import ScriptedServer, error, hang, text, tool_calls
 from tests.helpers.terminal import CHOICE, PROMPT
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import Agent
+from tests.helpers.environment import isolated_env
 from tests.realmodel.proxy import Proxy
 
 N_CTX = 2048
@@ -70,18 +71,7 @@ def proxy(llama: str) -> Iterator[Proxy]:
 def agent(proxy: Proxy, tmp_path: Path) -> Agent:
     workspace = tmp_path / "work"
     workspace.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENTCLI_"))}
-    env.update(
-        HOME=str(tmp_path / "home"),
-        XDG_CONFIG_HOME=str(tmp_path / "home" / "config"),
-        XDG_DATA_HOME=str(tmp_path / "home" / "data"),
-        OPENAI_BASE_URL=proxy.base_url,
-        AGENTCLI_MODEL="smollm2",
-        NO_COLOR="1",
-        PROMPT_TOOLKIT_NO_CPR="1",
-        TERM="xterm",
-        COLUMNS="120",
-    )
+    env = isolated_env(tmp_path / "home", OPENAI_BASE_URL=proxy.base_url, AGENTCLI_MODEL="smollm2")
     config = tmp_path / "home" / "config" / "agentcli" / "config.toml"
     config.parent.mkdir(parents=True)
     # one small tool: the tool definitions go into a 2,048-token prompt; the calculator is
