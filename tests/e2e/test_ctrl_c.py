@@ -56,9 +56,7 @@ def test_a_stopped_answer_drops_its_half_streamed_tool_calls(agent: Agent) -> No
     wait_for_text(child, "word20 ")
     child.sendintr()
     child.expect("the answer was stopped")
-    child.expect(PROMPT)
-    child.sendline("/exit")
-    thread = ended(child)
+    thread = leave(child)
     document = json.loads(agent.run("threads", "show", thread, "--json").stdout)
     assert document["thread"]["status"] == "idle"
     assert document["entries"][-1]["calls"] == [] and document["entries"][-1]["interrupted"]
@@ -105,7 +103,7 @@ def test_typing_between_two_ctrl_c_does_not_leave(agent: Agent) -> None:
     child.expect("Ctrl-C again")
     assert child.isalive()
     child.expect(PROMPT)
-    child.sendline("/exit")
+    child.sendline("/exit")  # no message sent: no thread, no resume hint
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0

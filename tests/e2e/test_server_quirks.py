@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 
-import pexpect
-
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import error, text, tool_calls
 from tests.helpers.server_profiles import Profile
-from tests.helpers.terminal import PROMPT
+from tests.helpers.terminal import leave
 
 
 def events(result) -> list[dict]:
@@ -184,7 +182,4 @@ def test_chat_shows_a_retry_and_a_cut_off_answer_in_one_line_each(agent: Agent) 
     child.expect(r"HTTP 503: busy; trying again \(attempt 2 of 3\)\r\n")
     child.expect("Half of it")
     child.expect(r"warning: the answer was cut off: it reached max_tokens[^\r\n]*\r\n")
-    child.expect(PROMPT)
-    child.sendline("/exit")
-    child.expect(pexpect.EOF)
-    child.close()
+    leave(child)

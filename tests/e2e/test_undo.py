@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
-from tests.helpers.terminal import CHOICE, PROMPT
+from tests.helpers.terminal import CHOICE, PROMPT, leave
 
 BINARY = bytes(range(256)) * 4
 
@@ -268,7 +268,6 @@ def test_files_over_the_size_limit_and_ignored_files_are_named(agent: Agent) -> 
 
 
 def test_chat_review_says_what_cannot_be_undone_and_slash_undo_restores(agent: Agent) -> None:
-    import pexpect
 
     (agent.workspace / "notes.txt").write_text("mine\n")
     agent.server.push(
@@ -289,9 +288,7 @@ def test_chat_review_says_what_cannot_be_undone_and_slash_undo_restores(agent: A
     child.expect(r"undone: now on [\w-]+, forked from")
     assert (agent.workspace / "notes.txt").read_text() == "mine\n"
     assert not (agent.workspace / "more.txt").exists()
-    child.expect(PROMPT)
-    child.sendline("/exit")
-    child.expect(pexpect.EOF)
+    leave(child)
 
 
 def test_a_confined_command_cannot_touch_agentclis_data_in_the_workspace(agent: Agent) -> None:
