@@ -210,13 +210,3 @@ def test_ctrl_c_during_a_tool_stops_it_and_the_model_is_told(agent: Agent) -> No
     assert sleeping.stdout.strip() == ""  # its process group was stopped
     assert not (agent.workspace / "done").exists()
     leave(child)
-
-
-def test_ctrl_c_at_the_review_is_quit(agent: Agent) -> None:
-    agent.server.push(tool_calls(("write_file", {"path": "w.txt", "content": "w"})))
-    child = agent.spawn("chat", "write w.txt")
-    child.expect(CHOICE)
-    child.sendintr()
-    child.expect("waiting for review")
-    ended(child)
-    assert not (agent.workspace / "w.txt").exists()

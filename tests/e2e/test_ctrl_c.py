@@ -120,7 +120,8 @@ def test_two_ctrl_c_on_an_empty_prompt_leave(agent: Agent) -> None:
     assert child.exitstatus == 130 or child.signalstatus == 2
 
 
-def test_ctrl_c_at_the_review_ends_its_line(agent: Agent) -> None:
+def test_ctrl_c_at_the_review_is_quit_on_a_line_of_its_own(agent: Agent) -> None:
+    """As `q`: the calls stay pending, nothing runs, exit 0."""
     agent.server.push(tool_calls(("write_file", {"path": "w.txt", "content": "w"})))
     child = agent.spawn("chat", "write w.txt")
     child.expect(CHOICE)
@@ -128,5 +129,6 @@ def test_ctrl_c_at_the_review_ends_its_line(agent: Agent) -> None:
     child.expect("calls are waiting for review")
     before = child.before
     ended(child)
+    assert not (agent.workspace / "w.txt").exists()
     # what came after the prompt started on a line of its own (without the fix: " ^C")
     assert "\n" in before, repr(before)
