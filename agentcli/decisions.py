@@ -6,7 +6,7 @@ may send: `{"type": "approve"}`, `{"type": "edit", "edited_action": {"name", "ar
 having run), `"always": true` on an approve (with a `"match"`: only the calls that rule
 matches, policy/thread_rules.py), `"sandbox": "off"` on an approve (run a confined call
 unconfined, once) and who decided (`who`, `by`). The review node still checks every decision
-it receives (agent/review.py): these constructors are how agentcli builds them.
+it receives (agent/review/node.py): these constructors are how agentcli builds them.
 """
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ class OldLiveView(LiveView):
 
 
 class Clock:
-    """live.py's clock: real time, plus `interval` seconds per chunk fed (the time a
+    """live_answer.py's clock: real time, plus `interval` seconds per chunk fed (the time a
     model takes to send them), so renders are spaced as in a real stream without the
     bench waiting for it."""
 

@@ -38,9 +38,10 @@ from langchain_core.language_models import BaseChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage  # noqa: E402
 from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
 from langgraph.channels import DeltaChannel  # noqa: E402
-from langgraph.graph.message import _messages_delta_reducer, add_messages  # noqa: E402
+from langgraph.graph.message import add_messages  # noqa: E402
 
 import agentcli.agent.state  # noqa: E402  (nothing may import agentcli.agent.graph before the schema is set)
+from agentcli.threads.langgraph_internals import messages_delta_reducer  # noqa: E402
 
 VARIANTS = ("baseline", "current")
 WORDS = "the a thread state message tool call result model answer file line test run".split()
@@ -103,7 +104,7 @@ def delta_state(every: int) -> type:
     """agentcli's state with another snapshot_frequency (for --snapshot-every)."""
     fields = get_type_hints(agentcli.agent.state.AgentState, include_extras=True)
     fields["messages"] = Annotated[
-        list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=every)
+        list[AnyMessage], DeltaChannel(messages_delta_reducer, snapshot_frequency=every)
     ]
     fields["audit"] = Annotated[
         list[dict[str, Any]],

@@ -97,7 +97,7 @@ def turns(kind: str, sizes: list[int], repeat: int, tmp: Path) -> list[list[Any]
     rows: list[list[Any]] = []
     send(s, 0)  # the first turn also compiles the graph and opens the database: not counted
     history += 1
-    gc.freeze()  # what the chat's process does once its session is ready (cli/gcpolicy.py)
+    gc.freeze()  # what the chat's process does once its session is ready (cli/gc_tuning.py)
     for size in sizes:
         while history < size:
             send(s, history)

@@ -1,10 +1,10 @@
 """AGENTS.md at the workspace root: the project's instructions, added to the system prompt.
 
-The file is read as read_file reads (agentcli/agent/workspace_files.py): an AGENTS.md that is a link
-out of the workspace, a FIFO or binary is not read, and doctor says why. The model sees it
-fenced (agentcli/agent/fenced.py) and introduced as the project's file: it is how this project
-wants work done, and it changes nothing of how calls are reviewed. At most MAX_BYTES are
-sent; a longer file is cut there, with a note saying so.
+The file is read as read_file reads (agentcli/agent/workspace_files.py): an AGENTS.md that
+is a link out of the workspace, a FIFO or binary is not read, and doctor says why. The model
+sees it fenced (agentcli/agent/untrusted_text_fence.py) and introduced as the project's file:
+it is how this project wants work done, and it changes nothing of how calls are reviewed. At
+most MAX_BYTES are sent; a longer file is cut there, with a note saying so.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agentcli_tools.base import ToolError
 
-from agentcli.agent.fenced import fence
+from agentcli.agent.untrusted_text_fence import fence
 from agentcli.agent.workspace_files import WorkspaceText, read_text
 
 FILE = "AGENTS.md"

@@ -81,7 +81,7 @@ def ask(
     The chunks are gathered by an Accumulator, not added up: adding chunks costs the size of
     the answer so far at every chunk (time in the square of the answer's size).
 
-    With `offered` tool names, calls the model wrote as text are recovered (text_tool_calls.py):
+    With `offered` tool names, calls the model wrote as text are recovered (text_calls/):
     text from where one may start is held back, and once the answer is complete the rest
     of the saved text goes out, so the tokens add up to the answer as saved."""
     whole = Accumulator()
@@ -144,11 +144,11 @@ def build_graph(
     `model` is called when the agent first needs it, so reading a thread's state never
     builds a client (nor needs an API key). A server passes a `context_schema` whose
     fields all have defaults, since its clients may send no context at all. `retry` says
-    how often a failed model request is tried (model_retries.py; None: once).
+    how often a failed model request is tried (model/retries.py; None: once).
 
     `tool_calls` ([model] tool_calls): "native" sends the tools and reads only native calls;
     "auto" also recovers calls written as text when the model makes no native one; "text"
-    describes the tools in the system prompt instead of sending them (text_tool_prompt.py).
+    describes the tools in the system prompt instead of sending them (text_calls/prompt.py).
     """
     textual = tool_calls == "text" and bool(tools)
     retries = retry or Retries()
@@ -262,5 +262,5 @@ def _plan_first(plan_half: Callable[..., Any], usual: Callable[..., Any]) -> Cal
 
 def _as_sent(request: list[BaseMessage], textual: bool) -> list[BaseMessage]:
     """The request as the server takes it: in text mode, calls and results written as text
-    (text_tool_prompt.py) after the system message."""
+    (text_calls/prompt.py) after the system message."""
     return [request[0], *as_text(request[1:])] if textual and request else request

@@ -61,13 +61,12 @@ def tools_environment(settings: Settings) -> dict[str, str]:
     return tool_environment(settings.env_passthrough, never=NEVER_PASS, never_values=keys)
 
 
-ERROR_CHANNEL = "__error__"  # where LangGraph saves a failed task's exception
-
-
 def redact_saved_errors(saver: Any, redactor: Redactor) -> None:
     """Make ``saver`` store a failed task's error (LangGraph keeps it with the checkpoint:
     a model error quoting the key, say) as its redacted text. The saver is the store's,
     shared by sessions of one process: it is wrapped once and uses the latest redactor."""
+    from agentcli.threads.langgraph_internals import ERROR_CHANNEL  # loaded with the saver
+
     saver._agentcli_redactor = redactor
     if getattr(saver, "_agentcli_redacts", False):
         return

@@ -10,9 +10,9 @@ from typing import Annotated, Any, TypedDict
 from agentcli_tools.context import ToolContext
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
-from langgraph.graph.message import _messages_delta_reducer
 
 from agentcli.policy.approval_policy import Policy
+from agentcli.threads.langgraph_internals import messages_delta_reducer
 
 # `messages` and `audit` grow with the thread, so they are DeltaChannels (beta in
 # LangGraph 1.2): a checkpoint stores only the step's writes, plus a full copy every
@@ -23,7 +23,7 @@ from agentcli.policy.approval_policy import Policy
 # nearest copy is never further back than that of `messages`, and a load walks back at
 # most SNAPSHOT_EVERY steps. 250 rather than 1000: a resumed 300-turn thread loads in a
 # quarter of the walk for more bytes stored (a long-lived session skips the walk: see
-# recall.py). The figures: bench/README.md.
+# Recall in threads/langgraph_internals.py). The figures: bench/README.md.
 SNAPSHOT_EVERY = 250
 
 
@@ -44,7 +44,7 @@ class AgentState(TypedDict, total=False):
     # as add_messages: a message with a known id replaces it (an edited tool call);
     # LangGraph gives every message written to a DeltaChannel an id before saving it
     messages: Annotated[
-        list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=SNAPSHOT_EVERY)
+        list[AnyMessage], DeltaChannel(messages_delta_reducer, snapshot_frequency=SNAPSHOT_EVERY)
     ]
     allowed_tools: Annotated[list[str], _union]  # tools the person allowed with `A`
     allowed_seals: Annotated[list[str], _union]  # their seals: a name without one does not count
@@ -59,7 +59,7 @@ class AgentState(TypedDict, total=False):
     # an approved plan while it runs (plan/plan_run.py), sealed, and its tasks' results
     plan: dict[str, Any] | None
     plan_results: Annotated[dict[str, Any], _merged]
-    # what the model is sent in place of the oldest messages (compaction.py): `upto`, the
+    # what the model is sent in place of the oldest messages (context/compaction.py): `upto`, the
     # number of messages a model-written `summary` stands for; `messages` stays whole
     compaction: dict[str, Any] | None
 
@@ -73,20 +73,22 @@ class RunContext(ToolContext):
     max_invalid_turns: int = 3
     max_replans: int = 3  # [plan] max_replans: plans after the first, per user message
     system_prompt: str | None = None
-    # where tool runs are recorded (journal.CallJournal; None: not guarded). Typed Any
-    # because LangGraph Server builds a JSON schema of the context, and a store has none.
+    # where tool runs are recorded (threads/call_journal.CallJournal; None: not guarded).
+    # Typed Any because LangGraph Server builds a JSON schema of the context, and a store
+    # has none.
     journal: Any = None
-    # seals what the review approves, for the tools node to check (approval.ApprovalKey;
-    # None: a key for this process only)
+    # seals what the review approves, for the tools node to check
+    # (review/approval_seals.ApprovalKey; None: a key for this process only)
     approval_key: Any = None
-    # where the workspace is snapshotted around calls that may change files (snapshots.
-    # WorkspaceSnapshots; None: no snapshots, nothing to undo)
+    # where the workspace is snapshotted around calls that may change files
+    # (snapshots/call_snapshots.WorkspaceSnapshots; None: no snapshots, nothing to undo)
     snapshots: Any = None
     # True on a server: answers come from its clients, whose say that a rule or flag
     # decided (`who`/`by`) is not believed
     from_clients: bool = False
     # the model's context window in tokens (None: unknown, nothing compacted unless the
-    # server refuses a request as too long) and how a thread is kept inside it (compaction.py)
+    # server refuses a request as too long) and how a thread is kept inside it
+    # (context/compaction.py)
     context_window: int | None = None
     compact: bool = True
     compact_threshold: float = 0.8

@@ -1,10 +1,11 @@
 """The tools node: LangGraph's ToolNode, one approved call per task, guarded by the journal.
 
-A task runs only with the seal of the review or approve node that sent it (approval.py).
-A task LangGraph runs again because its result was never saved (the process died while
-the tool ran, or just after) finds its call in the journal, and the person is asked
-again (rerun.py), the call marked as possibly partly run, instead of it running twice in
-silence; a command's first run that may still be alive is ended first.
+A task runs only with the seal of the review or approve node that sent it
+(review/approval_seals.py). A task LangGraph runs again because its result was never saved
+(the process died while the tool ran, or just after) finds its call in the journal, and the
+person is asked again (review/cut_off_calls.py), the call marked as possibly partly run,
+instead of it running twice in silence; a command's first run that may still be alive is
+ended first.
 """
 
 from __future__ import annotations

@@ -16,12 +16,12 @@ from agentcli import __version__
 from agentcli.cli import (
     audit_command,
     chat,
+    config_command,
     doctor,
     gc_tuning,
     policy_command,
     review_command,
     run,
-    setup,
     threads,
     tools_command,
     undo_command,
@@ -54,7 +54,7 @@ app.add_typer(threads.app, name="threads")
 app.add_typer(audit_command.app, name="audit")
 app.command(name="tools")(tools_command.tools)
 app.add_typer(policy_command.app, name="policy")
-app.add_typer(setup.app, name="config")
+app.add_typer(config_command.app, name="config")
 app.command()(doctor.doctor)
 
 

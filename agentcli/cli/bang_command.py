@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcli.agent.fenced import fence
+from agentcli.agent.untrusted_text_fence import fence
 
 MAX_KEPT = 20_000  # characters of output kept for the model: the end of it
 TAG = "shell_output"

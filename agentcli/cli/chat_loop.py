@@ -227,13 +227,15 @@ class Chat:
     def alarm(self, review: ReviewRequest) -> Alarm:
         """Rings the terminal and runs the notify command once the review has waited
         [notify] after seconds. The document is made here: the timer's thread only runs."""
-        from agentcli.session.notify import WAITING, notify, now, pending_document
+        from agentcli.session.notify import NotifyEvent, notify, now, pending_document
         from agentcli.ui.attention import Alarm, review_text
 
         settings = self.session.settings
         also = None
         if settings.notify_command.strip():
-            document = pending_document(WAITING, self.session, review.action_requests, now())
+            document = pending_document(
+                NotifyEvent.WAITING, self.session, review.action_requests, now()
+            )
 
             def also() -> None:
                 if problem := notify(settings, document):

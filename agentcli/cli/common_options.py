@@ -275,7 +275,7 @@ def check_early(
     from agentcli_tools.catalogue import BUILTINS  # names only: no LangChain, no toolset
 
     if settings.modules or settings.mcp_servers or not set(settings.enabled) <= BUILTINS.keys():
-        return  # the session checks the names when it loads the tools (as toolset.py does)
+        return  # the session checks the names when it loads the tools (agent/toolset/tool_names.py)
     offered = list(settings.enabled or BUILTINS)
     kept = [name for name in offered if name not in settings.disabled]
     problems = config_name_problems(settings, offered) + flag_problems(kept, approve, deny)

@@ -12,7 +12,7 @@ import typer
 
 from agentcli import __version__
 from agentcli.cli.common_options import Common, common_options
-from agentcli.cli.setup import mask
+from agentcli.cli.config_command import mask
 from agentcli.cli.setup_guide import GUIDE, needs_setup
 from agentcli.config import Settings, default_config_path, did_you_mean
 from agentcli.errors import AgentcliError, ExitCode

@@ -189,10 +189,10 @@ class Scripted:
         names it in `agentcli review` (call_digests.py)."""
         pending = self._digested(pending)
         self._report(RunStatus.AWAITING_APPROVAL, final, pending)
-        from agentcli.session.notify import PARKED, notify, now, pending_document
+        from agentcli.session.notify import NotifyEvent, notify, now, pending_document
 
         since = now() if fresh else None
-        document = pending_document(PARKED, self.session, pending, since)
+        document = pending_document(NotifyEvent.PARKED, self.session, pending, since)
         if problem := notify(self.session.settings, document):
             warn(problem)
         if self.unsent:  # the calls decided first asked for more: the message waits

@@ -75,7 +75,7 @@ class Settings:
     modules: list[str] = field(default_factory=list)
     env_passthrough: list[str] = field(default_factory=list)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
-    context_window: int = 0  # tokens; 0: ask the server (agent/context_window.py)
+    context_window: int = 0  # tokens; 0: ask the server (agent/context/window.py)
     compact: bool = True
     compact_threshold: float = 0.8
     compact_keep: float = 0.25

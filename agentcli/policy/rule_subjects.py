@@ -116,15 +116,3 @@ def rule_problem(tool: str, match: str) -> str | None:
                 'relative to the workspace, without ".."; write it that way, e.g. "secrets/*"'
             )
     return None
-
-
-def shell_commands(command: str) -> list[str] | None:
-    """The line's simple commands in shell quoting, or None unless it is only plain ones.
-
-    Read with a bash grammar: substitutions, redirections, expansions, globs, comments, `&`
-    and anything the parser cannot reduce to literal words make it None
-    (agentcli/policy/bash/parse.py).
-    """
-    from agentcli.policy import shell_rules
-
-    return shell_rules.simple_commands(command)

@@ -1,11 +1,11 @@
-"""Shell rule patterns against what `bashparse` found in a command line.
+"""Shell rule patterns against what `bash/parse.py` found in a command line.
 
 A pattern is an fnmatch glob over a command's words, each written in shell quoting
 (`shlex.quote`: `echo 'a b'`, plain words as they are). That text is unambiguous: it reads back
 as exactly the words bash passes, so `echo *` cannot be met by a first word `'echo x'`, and a
 quote or `;` inside a word is visibly inside quotes.
 
-- allow: the line must be plain (bashparse `simple`) and every one of its commands must match.
+- allow: the line must be plain (parse.py `simple`) and every one of its commands must match.
 - deny and ask: "yes" when some command surely matches; "maybe" when a command with words that
   are not literal (or an unknown command) could match for some value of those words; "no"
   otherwise. Deny and ask also try the words joined with plain spaces, and the command name's

@@ -36,9 +36,3 @@ def thread_rules(entries: Iterable[str]) -> tuple[set[str], list[tuple[str, str]
         if isinstance(tool, str) and isinstance(match, str) and match:
             scoped.append((tool, match))
     return names, scoped
-
-
-def shown_entry(entry: str) -> str:
-    """An entry as people read it: `shell git status*`, or the tool's name."""
-    names, scoped = thread_rules([entry])
-    return " ".join(scoped[0]) if scoped else entry

@@ -1,26 +1,28 @@
-"""The call journal of runs on LangGraph Server (server.py gives it to every run's context).
+"""The call journal of runs on LangGraph Server (graph.py gives it to every run's context).
 
 It is agentcli's own database, the one the server's `storage.db` names (a SQLite file, by
 default threads.db in the server's data folder, or PostgreSQL), opened by the first tool
 call and kept open: the server's settings choose it, never a client. With it a tools task
-LangGraph runs again after the server died mid-call asks the person (rerun.py), as locally.
+LangGraph runs again after the server died mid-call asks the person, as locally
+(agent/review/cut_off_calls.py).
 
 The journal can only recognise a task LangGraph runs again from a saved checkpoint. The
 in-memory runtime of `langgraph dev` saves nothing at once: it keeps threads, runs and
 checkpoints in memory and writes them to its .langgraph_api folder every 10 s, so a
 server killed in between restarts from older state, and the task it runs again has an id
 the journal has never seen. So before a call is recorded as started, that runtime's state
-is written out too (`persist_dev_state`): the checkpoint that holds the task and the run
-that drives it are on disk before the tool runs. Other runtimes keep their own state.
+is written out too (`persist_dev_state`, threads/langgraph_internals.py): the checkpoint
+that holds the task and the run that drives it are on disk before the tool runs. Other
+runtimes keep their own state.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import pickle
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agentcli.threads.langgraph_internals import persist_dev_state
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
@@ -28,8 +30,6 @@ if TYPE_CHECKING:
     from agentcli.threads.store import Store
 
 log = logging.getLogger("agentcli.server.graph")
-_WRITING = threading.Lock()  # one writer of the snapshots in this process at a time
-ATTEMPTS = 3  # a dict another thread changes while it is pickled is read again
 
 
 class ServerJournal:
@@ -65,39 +65,3 @@ class ServerJournal:
 
     def call_finished(self, thread_id: str, call_id: str) -> None:
         self.store.call_finished(thread_id, call_id)
-
-
-def persist_dev_state() -> int:
-    """Write `langgraph dev`'s in-memory state to disk now; the number of files written
-    (0 under any other runtime: it registers none). Each file is replaced whole, as the
-    runtime's own flush does, from a temporary file of agentcli's own name so the two
-    writers never share one."""
-    try:
-        from langgraph_runtime_inmem import _persistence
-    except ImportError:
-        return 0
-    stores: dict[str, Any] = getattr(_persistence, "_stores", {})
-    written = 0
-    with _WRITING:
-        for ref in list(stores.values()):  # registration order: the runtime's own
-            data = ref()
-            if data is not None and getattr(data, "flag", "c") != "r":
-                _write(data.filename, data)
-                written += 1
-    return written
-
-
-def _write(filename: str, data: dict[Any, Any]) -> None:
-    temporary = f"{filename}.agentcli.tmp"
-    for attempt in range(ATTEMPTS):
-        try:
-            payload = pickle.dumps(dict(data), 2)  # the runtime's own format
-            break
-        except RuntimeError:  # changed while read (another thread's step): read again
-            if attempt == ATTEMPTS - 1:
-                raise
-    with open(temporary, "wb") as out:
-        out.write(payload)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(temporary, filename)

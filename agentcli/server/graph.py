@@ -7,7 +7,7 @@ AGENTCLI_MODEL, OPENAI_API_KEY ...), and so are its tools. The workspace is
 AGENTCLI_WORKSPACE, else the server's current directory.
 
 Every run's tool calls are journalled in the database the server's `storage.db` names
-(serverjournal.py), so a call cut off by a server crash is asked about again, not re-run.
+(server/call_journal.py), so a call cut off by a server crash is asked about again, not re-run.
 
 A run's `context` may carry two things (everything else comes from the server's settings,
 whatever a client sends: see `context_schema`):
@@ -146,7 +146,7 @@ def context_schema(
     field, so every field but `workspace` and `approval` is set again from the server's
     settings, and its JSON schema (which the server filters a client's context with)
     shows those two only."""
-    journal = ServerJournal(settings)  # one per server: its settings' store (serverjournal.py)
+    journal = ServerJournal(settings)  # one per server: its settings' store (call_journal.py)
     base = server_context(settings, root, key or PROCESS_KEY, journal)
 
     @dataclass

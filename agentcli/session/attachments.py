@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.agent.fenced import fence
+from agentcli.agent.untrusted_text_fence import fence
 from agentcli.errors import UsageError
 
 if TYPE_CHECKING:

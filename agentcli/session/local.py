@@ -16,9 +16,9 @@ from pathlib import Path
 
 from langchain_core.messages import HumanMessage
 
-from agentcli.agent.fenced import fence
 from agentcli.agent.plan import PLAN_FLAG
 from agentcli.agent.review.approval_seals import seal_tool
+from agentcli.agent.untrusted_text_fence import fence
 from agentcli.config import for_model
 from agentcli.errors import UsageError
 from agentcli.events import Compacted, Event

@@ -65,7 +65,7 @@ class LocalGraph(ThreadSession):
         # the session's secrets: redacted from tool output and stored errors (secrets.py)
         self.redactor = session_redactor(settings)
         hide_environment()
-        # seals what the review approves, checked by the tools node (approval.py)
+        # seals what the review approves, checked by the tools node (agent/review/approval_seals.py)
         self.approval_key = ApprovalKey.load(data_dir())
         self.store: Store = store
         self.policy = policy
@@ -176,7 +176,8 @@ class LocalGraph(ThreadSession):
 
     def waiting(self, snapshot: Any = None) -> list[Any]:
         """What the thread waits on: its interrupts, then the questions its calls cut off
-        by a crash will ask when their tasks run again (rerun.py), found without running."""
+        by a crash will ask when their tasks run again (agent/review/cut_off_calls.py),
+        found without running."""
         known = snapshot or self._known()
         return waiting_on(known, self.store, self.thread_id)
 

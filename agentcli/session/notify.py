@@ -28,16 +28,24 @@ import signal
 import subprocess
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from agentcli.events import RunStatus
 from agentcli.terminal_text import dumps
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
     from agentcli.session.thread_session import ThreadSession
 
-PARKED = "awaiting_approval"  # a scripted run or review ended with exit 3
-WAITING = "review_waiting"  # a review in chat has waited [notify] after seconds
+
+class NotifyEvent(StrEnum):
+    """Why the command runs: the document's `event`."""
+
+    PARKED = RunStatus.AWAITING_APPROVAL.value  # a scripted run or review ended with exit 3
+    WAITING = "review_waiting"  # a review in chat has waited [notify] after seconds
+
+
 NEVER_PASS = ("AGENTCLI_*", "OPENAI_API_KEY")
 STOP_GRACE_S = 1.0  # after the timeout: how long the stopped command may take to go
 _STDERR_SHOWN = 200  # characters of the command's last stderr line in the warning
@@ -49,7 +57,7 @@ def now() -> str:
 
 
 def pending_document(
-    event: str,
+    event: NotifyEvent,
     session: ThreadSession,
     pending: list[dict[str, Any]],
     since: str | None = None,

@@ -140,8 +140,8 @@ class RemoteSession(ThreadSession):
 
     def pending(self, state: dict[str, Any] | None = None) -> ReviewRequest | None:
         """The first review the thread waits on. A server that died mid-call asks about
-        the call again (rerun.py) when it runs the task again: at its restart, which
-        retries the runs it left running, or at the next run."""
+        the call again (agent/review/cut_off_calls.py) when it runs the task again: at its
+        restart, which retries the runs it left running, or at the next run."""
         if self.row is None:
             return None
         interrupts = (state or self.state()).get("interrupts") or []

@@ -42,7 +42,7 @@ class RunLoop(LocalGraph):
                 config,
                 context=context,
                 # "values": the state after each step, so the end needs no get_state()
-                # "checkpoints": the last one's values let the next run skip a walk (recall.py)
+                # "checkpoints": the last one's values let the next run skip a walk (Recall)
                 stream_mode=["updates", "custom", "values", "checkpoints"],
                 durability="sync",  # each step is on disk before the next one starts
             )

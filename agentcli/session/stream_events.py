@@ -139,7 +139,7 @@ def _plan_results(update: Any) -> Iterator[ToolResult]:
 
 
 def compacted(info: dict[str, Any]) -> Compacted:
-    """The agent node's notice of a compaction (context_fit.notice) as an event."""
+    """The agent node's notice of a compaction (agent/context/fit.notice) as an event."""
     numbers = {
         key: value if isinstance(value, int) and not isinstance(value, bool) else None
         for key in ("tokens_before", "tokens_after", "window")

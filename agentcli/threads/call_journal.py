@@ -5,7 +5,7 @@ first run, and asks the person again instead of running a side effect twice in s
 
 A call that runs a command also records the process supervising it (`RunProcess`: host,
 boot, pid and start time), before the command starts: a re-run first makes sure that
-process is gone (rerun.py).
+process is gone (agent/review/cut_off_calls.py).
 """
 
 from __future__ import annotations

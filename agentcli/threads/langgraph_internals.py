@@ -1,5 +1,6 @@
 """Every use of LangGraph internals, in one place: a checkpointer that remembers what its last
-run streamed, and checkpoint decoding that remembers the messages it decoded.
+run streamed, checkpoint decoding that remembers the messages it decoded, `langgraph dev`'s
+state written out on demand, and the private names agentcli reads from LangGraph.
 
 Recall. Each run starts by loading its thread: LangGraph rebuilds `messages` and `audit`
 (DeltaChannels, agent/state.py) from their last full copy and every write since, a walk of up
@@ -14,16 +15,25 @@ again; here a message is decoded once, then found by its bytes. Only messages ar
 LangGraph and LangChain treat them as immutable (reducers replace one by id, agentcli uses
 model_copy; LangGraph sets the id of a message without one, so those are not kept). Lists,
 dicts and checkpoints are decoded every time. It hooks into JsonPlusSerializer's msgpack
-extension hook: tests/unit/threads/test_serdecache.py fails if a LangGraph upgrade bypasses it.
+extension hook: tests/unit/threads/test_langgraph_internals.py fails if a LangGraph upgrade
+bypasses it.
+
+persist_dev_state. The in-memory runtime of `langgraph dev` keeps threads, runs and
+checkpoints in memory and writes them to its .langgraph_api folder every 10 s; the server's
+call journal (server/call_journal.py) has it write them out before a tool call starts.
 
 CONFIG_KEY_RUNTIME: where a running node finds its Runtime (agent/tools_node.py).
 CONFIG_KEY_RESUMING: set for the first step of a run that resumes a thread (the tasks a crash
 or an interrupt left are run again then): a plan's task waits for no other then.
 step_checkpoint: the checkpoint a running task's step started from (undo's records).
+messages_delta_reducer: add_messages for a DeltaChannel (agent/state.py).
+ERROR_CHANNEL: where LangGraph saves a failed task's exception (agent/secrets.py).
 """
 
 from __future__ import annotations
 
+import os
+import pickle
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -35,11 +45,26 @@ from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_MAP,
     CONFIG_KEY_RESUMING,
     CONFIG_KEY_RUNTIME,
+    ERROR,
 )
 from langgraph.checkpoint.serde.jsonplus import EXT_DELTA_SNAPSHOT, JsonPlusSerializer
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from langgraph.graph.message import _messages_delta_reducer
 
-__all__ = ["CONFIG_KEY_RESUMING", "CONFIG_KEY_RUNTIME", "CachingSerializer", "Recall"]
+__all__ = [
+    "CONFIG_KEY_RESUMING",
+    "CONFIG_KEY_RUNTIME",
+    "ERROR_CHANNEL",
+    "CachingSerializer",
+    "Recall",
+    "messages_delta_reducer",
+    "persist_dev_state",
+    "step_checkpoint",
+]
+
+# as add_messages, for a DeltaChannel: a message with a known id replaces it (beta in 1.2)
+messages_delta_reducer = _messages_delta_reducer
+ERROR_CHANNEL = ERROR  # the channel of a failed task's exception, saved with the checkpoint
 
 
 class Recall:
@@ -129,3 +154,43 @@ class CachingSerializer(JsonPlusSerializer):
             return value
 
         return hook
+
+
+_WRITING = threading.Lock()  # one writer of the snapshots in this process at a time
+ATTEMPTS = 3  # a dict another thread changes while it is pickled is read again
+
+
+def persist_dev_state() -> int:
+    """Write `langgraph dev`'s in-memory state to disk now; the number of files written
+    (0 under any other runtime: it registers none). Each file is replaced whole, as the
+    runtime's own flush does, from a temporary file of agentcli's own name so the two
+    writers never share one."""
+    try:
+        from langgraph_runtime_inmem import _persistence
+    except ImportError:
+        return 0
+    stores: dict[str, Any] = getattr(_persistence, "_stores", {})
+    written = 0
+    with _WRITING:
+        for ref in list(stores.values()):  # registration order: the runtime's own
+            data = ref()
+            if data is not None and getattr(data, "flag", "c") != "r":
+                _write(data.filename, data)
+                written += 1
+    return written
+
+
+def _write(filename: str, data: dict[Any, Any]) -> None:
+    temporary = f"{filename}.agentcli.tmp"
+    for attempt in range(ATTEMPTS):
+        try:
+            payload = pickle.dumps(dict(data), 2)  # the runtime's own format
+            break
+        except RuntimeError:  # changed while read (another thread's step): read again
+            if attempt == ATTEMPTS - 1:
+                raise
+    with open(temporary, "wb") as out:
+        out.write(payload)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(temporary, filename)

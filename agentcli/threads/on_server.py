@@ -148,7 +148,7 @@ def _row(thread: Mapping[str, Any]) -> ThreadRow:
     return ThreadRow(
         thread_id=str(thread["thread_id"]),
         title=str(meta.get("title") or "(untitled)"),
-        status=STATUS.get(status, status),
+        status=STATUS.get(status, ThreadStatus.ERROR),
         created_at=str(thread.get("created_at") or ""),
         updated_at=str(thread.get("updated_at") or ""),
         workspace=str(meta.get("workspace") or "."),

@@ -39,7 +39,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE agentcli_threads ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;""",
     ),
     (
-        "004_calls",  # journal.py: each tool call's run, written before the tool starts
+        "004_calls",  # call_journal.py: each tool call's run, written before the tool starts
         """CREATE TABLE agentcli_calls (
             thread_id TEXT NOT NULL,
             call_id TEXT NOT NULL,
@@ -49,7 +49,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         );""",
     ),
     (
-        "005_call_process",  # journal.py: the process that supervises a shell call's run
+        "005_call_process",  # call_journal.py: the process that supervises a shell call's run
         """ALTER TABLE agentcli_calls ADD COLUMN host TEXT;
         ALTER TABLE agentcli_calls ADD COLUMN boot TEXT;
         ALTER TABLE agentcli_calls ADD COLUMN pid INTEGER;

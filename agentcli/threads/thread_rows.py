@@ -20,12 +20,21 @@ class ThreadStatus(StrEnum):
     ERROR = "error"
     BUSY = "busy"  # on a LangGraph server: a run in progress there
 
+    @classmethod
+    def read(cls, text: str) -> ThreadStatus:
+        """A status read back from an index: one agentcli does not know (written by hand, or
+        by another version) is ERROR, never taken for idle."""
+        try:
+            return cls(text)
+        except ValueError:
+            return cls.ERROR
+
 
 @dataclass
 class ThreadRow:
     thread_id: str
     title: str
-    status: str  # a ThreadStatus
+    status: ThreadStatus
     created_at: str
     updated_at: str
     workspace: str
@@ -36,6 +45,9 @@ class ThreadRow:
     input_tokens: int = 0
     output_tokens: int = 0
     note: str | None = None  # for the model, with the next user message
+
+    def __post_init__(self) -> None:  # a database or a server gives the status as text
+        self.status = ThreadStatus.read(self.status)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

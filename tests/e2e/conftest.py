@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ import pytest
 from agentcli.config import Settings
 from agentcli.threads.backends import open_store
 from agentcli.threads.store import Store
+from tests.helpers.environment import isolated_env
 from tests.helpers.scripted_server import ScriptedServer
 
 AGENTCLI = str(Path(sys.executable).parent / "agentcli")
@@ -50,6 +50,17 @@ class Agent:
             timeout=timeout,
         )
 
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        """The command in the background, its output piped (read it with communicate)."""
+        return subprocess.Popen(
+            [AGENTCLI, *args],
+            env=self.env,
+            cwd=self.workspace,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
     def spawn(self, *args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
         child = pexpect.spawn(
             AGENTCLI,
@@ -77,20 +88,9 @@ def agent(
     """On SQLite; on PostgreSQL too (AGENTCLI_DB) for tests marked `backends`."""
     workspace = tmp_path / "work"
     workspace.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENTCLI_"))}
-    env.update(
-        HOME=str(tmp_path / "home"),
-        XDG_CONFIG_HOME=str(tmp_path / "home" / "config"),
-        XDG_DATA_HOME=str(tmp_path / "home" / "data"),
-        OPENAI_BASE_URL=server.base_url,
-        AGENTCLI_MODEL="scripted",
-        NO_COLOR="1",
-        PROMPT_TOOLKIT_NO_CPR="1",
-        TERM="xterm",
-        COLUMNS="120",
+    env = isolated_env(
+        tmp_path / "home", OPENAI_BASE_URL=server.base_url, AGENTCLI_MODEL="scripted"
     )
-    env.pop("VISUAL", None)
-    env.pop("EDITOR", None)
     if backend == "postgres":
         env["AGENTCLI_DB"] = request.getfixturevalue("pg_url")
     return Agent(server, workspace, env)

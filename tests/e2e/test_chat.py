@@ -7,35 +7,16 @@ import subprocess
 import sys
 import time
 
-import pexpect
 import pytest
 
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import hang, text, tool_calls
-
-CHOICE = r"\[a\]pprove.*\[q\]uit >"
-PROMPT = "you>"
+from tests.helpers.terminal import CHOICE, PROMPT, ended, leave
 
 
 def tool_contents(agent: Agent, request: int) -> dict[str, str]:
     messages = agent.server.requests[request]["messages"]
     return {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
-
-
-def leave(child: pexpect.spawn) -> str:
-    child.expect(PROMPT)
-    child.sendline("/exit")
-    return ended(child)
-
-
-def ended(child: pexpect.spawn, status: int = 0) -> str:
-    """Wait for the resume hint and the exit; the thread id from the hint."""
-    child.expect(r"agentcli resume ([\w-]+)")
-    thread = child.match.group(1)
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == status or child.signalstatus
-    return thread
 
 
 def test_approve_runs_the_call(agent: Agent) -> None:
@@ -193,9 +174,7 @@ def test_ctrl_c_while_the_model_thinks_returns_to_the_prompt_and_keeps_the_messa
 ) -> None:
     agent.server.push(hang(2))
     child = agent.spawn("chat", "a slow question")
-    deadline = time.monotonic() + 15
-    while not agent.server.requests and time.monotonic() < deadline:
-        time.sleep(0.05)  # the request is under way
+    agent.server.wait_for_request()
     pressed = time.monotonic()
     child.sendintr()
     child.expect("interrupted")
@@ -231,13 +210,3 @@ def test_ctrl_c_during_a_tool_stops_it_and_the_model_is_told(agent: Agent) -> No
     assert sleeping.stdout.strip() == ""  # its process group was stopped
     assert not (agent.workspace / "done").exists()
     leave(child)
-
-
-def test_ctrl_c_at_the_review_is_quit(agent: Agent) -> None:
-    agent.server.push(tool_calls(("write_file", {"path": "w.txt", "content": "w"})))
-    child = agent.spawn("chat", "write w.txt")
-    child.expect(CHOICE)
-    child.sendintr()
-    child.expect("waiting for review")
-    ended(child)
-    assert not (agent.workspace / "w.txt").exists()

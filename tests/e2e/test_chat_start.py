@@ -7,8 +7,8 @@ import time
 import pexpect
 
 from tests.e2e.conftest import Agent
-from tests.e2e.test_chat import CHOICE, PROMPT, leave
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import CHOICE, PROMPT, leave
 
 
 def test_a_message_typed_at_once_waits_for_the_session(agent: Agent) -> None:

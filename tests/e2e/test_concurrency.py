@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
 
-from tests.e2e.conftest import AGENTCLI, Agent
+from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
 
 PROCESSES = 8
@@ -14,17 +13,7 @@ PROCESSES = 8
 def test_parallel_processes_on_one_database(agent: Agent) -> None:
     for i in range(PROCESSES):
         agent.server.push(tool_calls(("list_dir", {})), text(f"answer {i}"))
-    children = [
-        subprocess.Popen(
-            [AGENTCLI, "run", f"question {i}", "-y", "-o", "json"],
-            env=agent.env,
-            cwd=agent.workspace,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(PROCESSES)
-    ]
+    children = [agent.start("run", f"question {i}", "-y", "-o", "json") for i in range(PROCESSES)]
     results = [child.communicate(timeout=120) for child in children]
     for child, (out, err) in zip(children, results, strict=True):
         assert child.returncode == 0, err

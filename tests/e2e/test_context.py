@@ -12,8 +12,8 @@ import pytest
 
 from agentcli.agent.context.compaction import SUMMARISE, SUMMARY_HEADING
 from tests.e2e.conftest import Agent
-from tests.e2e.test_chat import PROMPT, leave
 from tests.helpers.scripted_server import Reply, ScriptedServer, request_tokens, text
+from tests.helpers.terminal import PROMPT, leave
 
 WINDOW = 4000
 

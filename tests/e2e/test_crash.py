@@ -13,21 +13,11 @@ from pathlib import Path
 
 import pexpect
 
-from tests.e2e.conftest import AGENTCLI, Agent
+from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import hang, text, tool_calls
+from tests.helpers.terminal import CHOICE
 
 WAIT_FOR_GO = "for i in $(seq 300); do [ -f go ] && break; sleep 0.1; done"
-
-
-def start(agent: Agent, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [AGENTCLI, *args],
-        env=agent.env,
-        cwd=agent.workspace,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
 
 
 def kill_when(child: subprocess.Popen[str], ready: Callable[[], bool]) -> None:
@@ -58,14 +48,14 @@ def killed_mid_call(agent: Agent) -> str:
     `go`): the thread's id."""
     ws = agent.workspace
     agent.server.push(tool_calls(("shell", {"command": f"echo x >> ran.log; {WAIT_FOR_GO}"})))
-    child = start(agent, "run", "run it", "-y")
+    child = agent.start("run", "run it", "-y")
     kill_when(child, lambda: (ws / "ran.log").exists())
     return str(only_thread(agent)["thread_id"])
 
 
 def test_killed_while_the_model_streams(agent: Agent) -> None:
     agent.server.push(hang(30))
-    child = start(agent, "run", "remember the milk", "-y")
+    child = agent.start("run", "remember the milk", "-y")
     kill_when(child, lambda: len(agent.server.requests) == 1)
     thread = only_thread(agent)["thread_id"]
     assert [m["data"]["content"] for m in exported(agent, thread)] == ["remember the milk"]
@@ -102,7 +92,7 @@ def test_killed_between_two_tools_of_one_turn(agent: Agent) -> None:
             ("shell", {"command": f"echo b >> slow.log; {WAIT_FOR_GO}"}),
         )
     )
-    child = start(agent, "run", "two things", "-y")
+    child = agent.start("run", "two things", "-y")
 
     def fast_result_saved() -> bool:  # a write with call_1's result alone (not the AI turn's)
         with sqlite3.connect(agent.db) as conn:
@@ -135,7 +125,7 @@ def test_killed_between_two_tools_of_one_turn(agent: Agent) -> None:
 def test_killed_at_the_review_prompt(agent: Agent) -> None:
     agent.server.push(tool_calls(("write_file", {"path": "a.txt", "content": "x"})))
     child = agent.spawn("chat", "write a.txt")
-    child.expect(r"\[q\]uit >")
+    child.expect(CHOICE)
     child.kill(signal.SIGKILL)
     child.expect(pexpect.EOF)
     thread = only_thread(agent)["thread_id"]

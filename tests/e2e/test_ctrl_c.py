@@ -8,8 +8,8 @@ import time
 import pexpect
 
 from tests.e2e.conftest import Agent
-from tests.e2e.test_chat import CHOICE, PROMPT, ended, leave
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import CHOICE, PROMPT, ended, leave
 
 LONG = " ".join(f"word{i}" for i in range(400))  # 2,400 characters, 4 a piece
 
@@ -56,9 +56,7 @@ def test_a_stopped_answer_drops_its_half_streamed_tool_calls(agent: Agent) -> No
     wait_for_text(child, "word20 ")
     child.sendintr()
     child.expect("the answer was stopped")
-    child.expect(PROMPT)
-    child.sendline("/exit")
-    thread = ended(child)
+    thread = leave(child)
     document = json.loads(agent.run("threads", "show", thread, "--json").stdout)
     assert document["thread"]["status"] == "idle"
     assert document["entries"][-1]["calls"] == [] and document["entries"][-1]["interrupted"]
@@ -105,7 +103,7 @@ def test_typing_between_two_ctrl_c_does_not_leave(agent: Agent) -> None:
     child.expect("Ctrl-C again")
     assert child.isalive()
     child.expect(PROMPT)
-    child.sendline("/exit")
+    child.sendline("/exit")  # no message sent: no thread, no resume hint
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
@@ -122,7 +120,8 @@ def test_two_ctrl_c_on_an_empty_prompt_leave(agent: Agent) -> None:
     assert child.exitstatus == 130 or child.signalstatus == 2
 
 
-def test_ctrl_c_at_the_review_ends_its_line(agent: Agent) -> None:
+def test_ctrl_c_at_the_review_is_quit_on_a_line_of_its_own(agent: Agent) -> None:
+    """As `q`: the calls stay pending, nothing runs, exit 0."""
     agent.server.push(tool_calls(("write_file", {"path": "w.txt", "content": "w"})))
     child = agent.spawn("chat", "write w.txt")
     child.expect(CHOICE)
@@ -130,5 +129,6 @@ def test_ctrl_c_at_the_review_ends_its_line(agent: Agent) -> None:
     child.expect("calls are waiting for review")
     before = child.before
     ended(child)
+    assert not (agent.workspace / "w.txt").exists()
     # what came after the prompt started on a line of its own (without the fix: " ^C")
     assert "\n" in before, repr(before)

@@ -5,18 +5,11 @@ from __future__ import annotations
 import json
 import signal
 import socket
-import subprocess
 import time
 
-from tests.e2e.conftest import AGENTCLI, Agent
+from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import error, hang, text
-
-
-def one_line(stderr: str) -> str:
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, stderr
-    assert "Traceback" not in stderr
-    return lines[0]
+from tests.helpers.terminal import one_line
 
 
 def closed_port() -> int:
@@ -119,17 +112,8 @@ def test_server_error_is_one_line(agent: Agent) -> None:
 
 def test_ctrl_c_during_run_exits_130_at_once_and_run_thread_retries(agent: Agent) -> None:
     agent.server.push(hang(30))
-    child = subprocess.Popen(
-        [AGENTCLI, "run", "slow one", "-o", "json"],
-        env=agent.env,
-        cwd=agent.workspace,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 20
-    while not agent.server.requests and time.monotonic() < deadline:
-        time.sleep(0.1)
+    child = agent.start("run", "slow one", "-o", "json")
+    agent.server.wait_for_request()
     child.send_signal(signal.SIGINT)
     started = time.monotonic()
     child.wait(timeout=10)

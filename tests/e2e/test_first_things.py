@@ -9,9 +9,8 @@ from pathlib import Path
 import pexpect
 
 from tests.e2e.conftest import Agent
-from tests.e2e.test_chat import PROMPT, leave
-from tests.e2e.test_setup import line
 from tests.helpers.scripted_server import text
+from tests.helpers.terminal import PROMPT, doctor_line, leave
 
 
 def system_prompt(agent: Agent, request: int = 0) -> str:
@@ -64,12 +63,12 @@ def test_every_config_problem_at_once_and_flags_with_did_you_mean(agent: Agent) 
 def test_doctor_fails_a_model_the_server_does_not_list(agent: Agent) -> None:
     result = agent.run("doctor", "--model", "scriptd")
     assert result.returncode == 1, result.stdout
-    assert line(result.stdout, "model server").startswith("✓")
-    model = line(result.stdout, "model")
+    assert doctor_line(result.stdout, "model server").startswith("✓")
+    model = doctor_line(result.stdout, "model")
     assert model.startswith("✗") and "'scriptd' is not among the models the server lists" in model
     assert "(did you mean 'scripted'?)" in model
     listed = agent.run("doctor")
-    assert listed.returncode == 0 and line(listed.stdout, "model").startswith("✓")
+    assert listed.returncode == 0 and doctor_line(listed.stdout, "model").startswith("✓")
 
 
 def test_agents_md_reaches_the_model_and_doctor_shows_it(agent: Agent) -> None:
@@ -81,7 +80,7 @@ def test_agents_md_reaches_the_model_and_doctor_shows_it(agent: Agent) -> None:
     assert '<project_instructions file="AGENTS.md">\nAlways answer in haiku.\n' in prompt
     assert prompt.rstrip().endswith("</project_instructions>")
     doctor = agent.run("doctor")
-    shown = line(doctor.stdout, "AGENTS.md")
+    shown = doctor_line(doctor.stdout, "AGENTS.md")
     assert shown.startswith("✓") and f"{agent.workspace / 'AGENTS.md'} (24 bytes)" in shown
 
 

@@ -10,10 +10,9 @@ import pytest
 
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text
+from tests.helpers.terminal import PROMPT
 
 pytestmark = pytest.mark.backends
-
-PROMPT = "you>"
 
 
 def started(agent: Agent) -> str:

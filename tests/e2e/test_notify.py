@@ -14,8 +14,8 @@ import pexpect
 
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import CHOICE, PROMPT
 
-CHOICE = r"\[a\]pprove.*\[q\]uit >"
 SECRET = "sk-test-notify-secret-4711"
 
 
@@ -100,7 +100,7 @@ def test_chat_rings_once_with_a_safe_notification_when_a_review_waits(
     child = agent.spawn("chat", "--config", path)
     seen = io.StringIO()
     child.logfile_read = seen
-    child.expect("you>")
+    child.expect(PROMPT)
     child.sendline("do it")
     child.expect(CHOICE)
     before = len(seen.getvalue())

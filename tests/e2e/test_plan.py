@@ -19,10 +19,10 @@ import pytest
 
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import PROMPT
 from tests.helpers.tooling import local_http
 
 CHOICE = r"\[a\]pprove  \[e\]dit N  \[d\]rop N.*\[q\]uit >"
-PROMPT = "you>"
 
 
 def plan(*tasks: tuple[int, str, dict, list[int]]) -> dict:

@@ -6,13 +6,10 @@ from __future__ import annotations
 import json
 import re
 
-import pexpect
-
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import CHOICE, leave
 
-CHOICE = r"\[a\]pprove.*\[q\]uit >"
-PROMPT = "you>"
 RULES = (
     '[approval]\nallow = ["read_file"]\n\n'
     '[[approval.rules]]\ntool = "shell"\nmatch = "git status*"\ndecision = "allow"\n'
@@ -158,9 +155,7 @@ def test_always_writes_a_scoped_rule_the_next_run_uses(agent: Agent) -> None:
     child.expect("written to")
     child.expect(r"approved shell \(always")  # `git log` in the same turn fits the rule
     child.expect("Done.")
-    child.expect(PROMPT)
-    child.sendline("/exit")
-    child.expect(pexpect.EOF)
+    leave(child)
     written = path.read_bytes()
     assert written.startswith(before)
     assert written[len(before) :] == (

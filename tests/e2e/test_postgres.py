@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
 
-from tests.e2e.conftest import AGENTCLI, Agent
+from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text
 
 SECRET = "s3cret-pw"
@@ -69,17 +68,7 @@ def test_processes_starting_together_on_a_new_database_all_get_through(
     # for the snapshot of a process queued behind it, which waited for it: a silent hang
     agent.env["AGENTCLI_DB"] = pg_url
     agent.server.push(*[text("Hi.")] * 3)
-    runs = [
-        subprocess.Popen(
-            [AGENTCLI, "run", f"hello {n}"],
-            env=agent.env,
-            cwd=agent.workspace,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for n in range(3)
-    ]
+    runs = [agent.start("run", f"hello {n}") for n in range(3)]
     try:
         results = [run.communicate(timeout=60) for run in runs]
     finally:

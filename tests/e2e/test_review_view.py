@@ -19,18 +19,11 @@ import pytest
 from agentcli.terminal_text import unmark
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import leave
 
-CHOICE = r"\[a\]pprove.*\[v\]iew all.*\[q\]uit >"
-PROMPT = "you>"
+CHOICE = r"\[a\]pprove.*\[v\]iew all.*\[q\]uit >"  # the choice line, [v]iew all in it
 HOSTILE = "\x1b[2J\x1b]0;title\x07\u202eevil"  # clear screen, window title, bidi override
 SGR = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def leave(child: pexpect.spawn) -> None:
-    child.expect(PROMPT)
-    child.sendline("/exit")
-    child.expect(pexpect.EOF)
-    child.close()
 
 
 def recording_pager(tmp_path: Path, name: str = "pager") -> tuple[Path, Path]:

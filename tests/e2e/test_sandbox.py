@@ -12,13 +12,13 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import pexpect
 import pytest
 from agentcli_tools.sandbox import mechanism
 
 from tests.e2e.conftest import Agent
 from tests.helpers import MCP_SERVER
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import leave
 
 pytestmark = pytest.mark.skipif(not mechanism()[0], reason="neither Landlock nor bubblewrap")
 
@@ -202,9 +202,7 @@ def test_unconfined_once_at_the_review_runs_it_outside_and_is_audited(agent: Age
     child.sendline("u")
     child.expect(r"\[u\]nconfined once")  # the next call: confined again unless chosen
     child.sendline("a")
-    child.expect("you>")
-    child.sendline("/exit")
-    child.expect(pexpect.EOF)
+    leave(child)
     assert outside.read_text() == "x\n" and not Path(f"{outside}2").exists()
     got = results(agent)
     assert got[0] == "exit code 0\n(no output)"
@@ -269,9 +267,7 @@ def test_in_chat_the_notes_after_a_long_output_are_shown_not_folded_away(
     child.expect(r"… \d+ more lines")
     child.expect(r"\[sandbox\] this command ran confined \(workspace-write\)")
     child.expect(r"\[agentcli: not undoable: ")
-    child.expect("you>")
-    child.sendline("/exit")
-    child.expect(pexpect.EOF)
+    leave(child)
     [result] = results(agent)
     assert result.startswith("exit code 1\n1\n2\n") and not outside.exists()
 

@@ -20,9 +20,10 @@ from langgraph_sdk import get_sync_client
 from langgraph_sdk.schema import Command
 
 from tests.e2e.conftest import AGENTCLI, Agent
-from tests.e2e.test_chat import CHOICE, PROMPT
-from tests.helpers.langgraph_dev import DevServer, free_port, isolated_env, serve
+from tests.helpers.environment import isolated_env
+from tests.helpers.langgraph_dev import DevServer, free_port, serve
 from tests.helpers.scripted_server import ScriptedServer, error, hang, text, tool_calls
+from tests.helpers.terminal import CHOICE, PROMPT, leave
 
 
 @pytest.fixture(scope="module")
@@ -308,9 +309,7 @@ def test_resume_server_shows_the_parked_review_first(dev: DevServer, cli: Agent)
     child.expect(CHOICE)
     child.sendline("a")
     child.expect("Resumed and written.")
-    child.expect(PROMPT)
-    child.sendline("/exit")
-    child.expect(pexpect.EOF)
+    leave(child)
     assert (dev.workspace / "resumed.txt").read_text() == "x"
 
 
@@ -428,9 +427,7 @@ def test_a_call_cut_off_by_a_server_crash_is_asked_about_at_once_and_can_be_mark
             chat.expect(r"\[d\]one")
             chat.sendline("d")
             chat.expect("Settled; its result is unknown.")
-            chat.expect(PROMPT)
-            chat.sendline("/exit")
-            chat.expect(pexpect.EOF)
+            leave(chat)
 
             told = _tool_message(dev, cut_off)["content"]
             assert "marked this call as done; its result is unknown" in told

@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pexpect
-
 from agentcli.agent.model.token_count import text_tokens
 from tests.e2e.conftest import Agent
-from tests.e2e.test_chat import PROMPT, leave
 from tests.helpers.scripted_server import error, text, tool_calls
 from tests.helpers.server_profiles import Profile
+from tests.helpers.terminal import PROMPT, leave
 
 
 def events(result) -> list[dict]:
@@ -224,7 +222,4 @@ def test_chat_shows_a_retry_and_a_cut_off_answer_in_one_line_each(agent: Agent) 
     child.expect(r"HTTP 503: busy; trying again \(attempt 2 of 3\)\r\n")
     child.expect("Half of it")
     child.expect(r"warning: the answer was cut off: it reached max_tokens[^\r\n]*\r\n")
-    child.expect("you>")
-    child.sendline("/exit")
-    child.expect(pexpect.EOF)
-    child.close()
+    leave(child)

@@ -11,6 +11,7 @@ import pexpect
 from tests.e2e.conftest import Agent
 from tests.helpers import ROOT
 from tests.helpers.scripted_server import ScriptedServer
+from tests.helpers.terminal import doctor_line
 
 KEY = "sk-test-1234567890"
 
@@ -23,12 +24,6 @@ def closed_port() -> int:
 
 def config_path(agent: Agent) -> Path:
     return Path(agent.env["XDG_CONFIG_HOME"]) / "agentcli" / "config.toml"
-
-
-def line(output: str, name: str) -> str:
-    found = [text for text in output.splitlines() if f" {name}:" in text]
-    assert len(found) == 1, output
-    return found[0]
 
 
 def test_config_init_writes_once_then_needs_force(agent: Agent) -> None:
@@ -113,11 +108,11 @@ def test_config_show_without_a_file_says_so(agent: Agent) -> None:
 def test_doctor_passes_against_the_scripted_server(agent: Agent) -> None:
     result = agent.run("doctor")
     assert result.returncode == 0, result.stdout + result.stderr
-    server = line(result.stdout, "model server")
+    server = doctor_line(result.stdout, "model server")
     assert server.startswith("✓") and f"{agent.server.base_url}/models: 200" in server
-    assert line(result.stdout, "model") == "✓ model: 'scripted' is served"
-    assert line(result.stdout, "database").startswith("✓")
-    versions = line(result.stdout, "versions")
+    assert doctor_line(result.stdout, "model") == "✓ model: 'scripted' is served"
+    assert doctor_line(result.stdout, "database").startswith("✓")
+    versions = doctor_line(result.stdout, "versions")
     for name in (
         "agentcli 0.1.0",
         "Python 3.",
@@ -133,9 +128,9 @@ def test_doctor_fails_on_a_closed_port_naming_the_url(agent: Agent) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
     result = agent.run("doctor", "--base-url", url)
     assert result.returncode == 1
-    server = line(result.stdout, "model server")
+    server = doctor_line(result.stdout, "model server")
     assert server.startswith("✗") and f"{url}/models" in server
-    assert line(result.stdout, "database").startswith("✓")  # the other checks still ran
+    assert doctor_line(result.stdout, "database").startswith("✓")  # the other checks still ran
 
 
 def test_doctor_sends_the_key_and_reports_a_refusal(agent: Agent) -> None:
@@ -144,11 +139,11 @@ def test_doctor_sends_the_key_and_reports_a_refusal(agent: Agent) -> None:
         agent.env["OPENAI_API_KEY"] = KEY
         ok = agent.run("doctor")
         assert ok.returncode == 0, ok.stdout
-        assert KEY not in ok.stdout and "sk-…7890" in line(ok.stdout, "API key")
+        assert KEY not in ok.stdout and "sk-…7890" in doctor_line(ok.stdout, "API key")
         agent.env["OPENAI_API_KEY"] = "sk-wrong-0000000000"
         refused = agent.run("doctor")
     assert refused.returncode == 1
-    assert "401" in line(refused.stdout, "model server")
+    assert "401" in doctor_line(refused.stdout, "model server")
 
 
 def test_doctor_without_a_key_for_openai_makes_no_request(agent: Agent) -> None:
@@ -160,14 +155,14 @@ def test_doctor_without_a_key_for_openai_makes_no_request(agent: Agent) -> None:
     agent.env.pop("no_proxy", None)
     result = agent.run("doctor")
     assert result.returncode == 1
-    key = line(result.stdout, "API key")
+    key = doctor_line(result.stdout, "API key")
     assert key.startswith("✗") and "OPENAI_API_KEY" in key and "--base-url" in key
-    assert line(result.stdout, "model server").startswith("-")
+    assert doctor_line(result.stdout, "model server").startswith("-")
     assert agent.server.connections == 0
 
     agent.env["OPENAI_API_KEY"] = KEY  # the control: with a key, the request does go out
     tried = agent.run("doctor")
-    assert "https://api.openai.com/v1/models" in line(tried.stdout, "model server")
+    assert "https://api.openai.com/v1/models" in doctor_line(tried.stdout, "model server")
     assert agent.server.connections >= 1
 
 
@@ -176,14 +171,14 @@ def test_doctor_reports_a_bad_config_and_an_unwritable_database(agent: Agent) ->
     bad.write_text("[model]\nnmae = 'x'\n")
     result = agent.run("doctor", "--config", str(bad))
     assert result.returncode == 1
-    assert line(result.stdout, "config").startswith("✗") and "nmae" in result.stdout
-    assert line(result.stdout, "database").startswith("-")
+    assert doctor_line(result.stdout, "config").startswith("✗") and "nmae" in result.stdout
+    assert doctor_line(result.stdout, "database").startswith("-")
 
     blocker = agent.workspace / "a-file"
     blocker.write_text("")
     result = agent.run("doctor", "--db", str(blocker / "threads.db"))
     assert result.returncode == 1
-    assert line(result.stdout, "database").startswith("✗") and str(blocker) in result.stdout
+    assert doctor_line(result.stdout, "database").startswith("✗") and str(blocker) in result.stdout
 
 
 def test_output_is_plain_when_piped(agent: Agent) -> None:

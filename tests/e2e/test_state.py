@@ -7,26 +7,17 @@ from __future__ import annotations
 import json
 import re
 import signal
-import subprocess
-import time
 
 import pexpect
 import pyte
 import pytest
 
-from tests.e2e.conftest import AGENTCLI, Agent
+from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import drop, error, hang, text, tool_calls
+from tests.helpers.terminal import PROMPT, one_line
 
-PROMPT = "you>"
 ROWS, COLS = 60, 120
 CONFIG = "[model]\nmax_retries = 0\n"  # a failure fails at once
-
-
-def one_line(stderr: str) -> str:
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, stderr
-    assert "Traceback" not in stderr and "Usage:" not in stderr
-    return lines[0]
 
 
 def threads(agent: Agent) -> list[dict]:
@@ -162,17 +153,8 @@ def test_a_failed_run_names_its_thread_in_every_format(agent: Agent, kind: str) 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_run_stopped_by_a_signal_names_its_thread(agent: Agent, signum: int) -> None:
     agent.server.push(hang(30))
-    child = subprocess.Popen(
-        [AGENTCLI, "run", "slow one", "-o", "json"],
-        env=agent.env,
-        cwd=agent.workspace,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 20
-    while not agent.server.requests and time.monotonic() < deadline:
-        time.sleep(0.1)
+    child = agent.start("run", "slow one", "-o", "json")
+    agent.server.wait_for_request()
     child.send_signal(signum)
     stdout, stderr = child.communicate(timeout=10)
     assert child.returncode == 128 + signum

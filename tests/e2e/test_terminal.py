@@ -12,19 +12,13 @@ import pytest
 
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.scripted_server import text, tool_calls
-
-PROMPT = "you>"
+from tests.helpers.terminal import PROMPT, leave
 
 
 def typed(child: pexpect.spawn, line: str) -> None:
     """Type a line at the prompt and press Enter (a carriage return, as a terminal sends)."""
     child.expect(PROMPT)
     child.send(line + "\r")
-
-
-def leave(child: pexpect.spawn) -> None:
-    typed(child, "/exit")
-    child.expect(pexpect.EOF)
 
 
 def test_slash_commands(agent: Agent, tmp_path) -> None:

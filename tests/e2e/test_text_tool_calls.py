@@ -8,12 +8,12 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import pexpect
 import pyte
 import pytest
 
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import ScriptedServer, text
+from tests.helpers.terminal import CHOICE, PROMPT, leave
 from tests.helpers.text_tool_calls import FORMATS, NoToolsServer, hermes
 
 BEFORE = "Let me work it out."
@@ -95,18 +95,16 @@ def test_the_person_sees_the_text_without_the_markup_in_chat(agent: Agent) -> No
     child.setwinsize(rows, cols)
     screen = pyte.Screen(cols, rows)
     stream = pyte.Stream(screen)
-    child.expect("you>")
+    child.expect(PROMPT)
     child.sendline("what is 6*7?")
-    child.expect(r"\[a\]pprove.*\[q\]uit >")
+    child.expect(CHOICE)
     stream.feed(child.before + child.after)
     shown = "\n".join(screen.display)
     assert BEFORE in shown and "calculator" in shown
     assert "<tool_call>" not in shown and '"arguments"' not in shown
     child.sendline("a")
     child.expect("42.")
-    child.expect("you>")
-    child.sendline("/exit")
-    child.expect(pexpect.EOF)
+    leave(child)
 
 
 def test_a_call_quoted_in_a_tool_result_is_not_a_call(agent: Agent) -> None:

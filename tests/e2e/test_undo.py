@@ -12,6 +12,7 @@ import pytest
 
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import CHOICE, PROMPT, leave
 
 BINARY = bytes(range(256)) * 4
 
@@ -267,7 +268,6 @@ def test_files_over_the_size_limit_and_ignored_files_are_named(agent: Agent) -> 
 
 
 def test_chat_review_says_what_cannot_be_undone_and_slash_undo_restores(agent: Agent) -> None:
-    import pexpect
 
     (agent.workspace / "notes.txt").write_text("mine\n")
     agent.server.push(
@@ -275,22 +275,20 @@ def test_chat_review_says_what_cannot_be_undone_and_slash_undo_restores(agent: A
         text("Changed them."),
     )
     child = agent.spawn("chat", "--sandbox", "off")
-    child.expect("you>")
+    child.expect(PROMPT)
     child.sendline("change my notes")
     child.expect("cannot be undone: the sandbox is off, so files it changes outside the workspace")
-    child.expect(r"\[a\]pprove")
+    child.expect(CHOICE)
     child.sendline("a")
     child.expect("Changed them.")
     assert (agent.workspace / "notes.txt").read_text() == "theirs"
-    child.expect("you>")
+    child.expect(PROMPT)
     child.sendline("/undo")
     child.expect(r"restored 2 files: more.txt, notes.txt")
     child.expect(r"undone: now on [\w-]+, forked from")
     assert (agent.workspace / "notes.txt").read_text() == "mine\n"
     assert not (agent.workspace / "more.txt").exists()
-    child.expect("you>")
-    child.sendline("/exit")
-    child.expect(pexpect.EOF)
+    leave(child)
 
 
 def test_a_confined_command_cannot_touch_agentclis_data_in_the_workspace(agent: Agent) -> None:

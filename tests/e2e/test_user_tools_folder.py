@@ -15,22 +15,27 @@ def _shadowing_tools_package(agent: Agent) -> None:
     package = agent.workspace / "tools"
     package.mkdir()
     boom = "raise SystemExit('the user folder tools package was imported')\n"
-    for name in ("__init__.py", "catalogue.py", "registry.py", "files.py", "supervised.py"):
+    for name in ("__init__.py", "catalogue.py", "registry.py", "file_reading.py", "supervised.py"):
         (package / name).write_text(boom)
 
 
-def test_python_m_agentcli_runs_a_builtin_tool_beside_a_user_tools_package(agent: Agent) -> None:
-    _shadowing_tools_package(agent)
-    (agent.workspace / "notes.txt").write_text("kept\n")
-    agent.server.push(tool_calls(("read_file", {"path": "notes.txt"})), text("read it"))
-    done = subprocess.run(
-        [sys.executable, "-m", "agentcli", "run", "read notes.txt", "--approve", "read_file"],
+def python_m_agentcli(agent: Agent, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m agentcli ARGS` in the workspace, where the user's `tools` package is."""
+    return subprocess.run(
+        [sys.executable, "-m", "agentcli", *args],
         capture_output=True,
         text=True,
         env=agent.env,
         cwd=agent.workspace,
         timeout=60,
     )
+
+
+def test_python_m_agentcli_runs_a_builtin_tool_beside_a_user_tools_package(agent: Agent) -> None:
+    _shadowing_tools_package(agent)
+    (agent.workspace / "notes.txt").write_text("kept\n")
+    agent.server.push(tool_calls(("read_file", {"path": "notes.txt"})), text("read it"))
+    done = python_m_agentcli(agent, "run", "read notes.txt", "--approve", "read_file")
     assert done.returncode == 0, done.stderr
     assert "read it" in done.stdout
     sent = agent.server.requests[-1]["messages"]
@@ -39,13 +44,6 @@ def test_python_m_agentcli_runs_a_builtin_tool_beside_a_user_tools_package(agent
 
 def test_agentcli_tools_lists_the_builtins_beside_a_user_tools_package(agent: Agent) -> None:
     _shadowing_tools_package(agent)
-    done = subprocess.run(
-        [sys.executable, "-m", "agentcli", "tools"],
-        capture_output=True,
-        text=True,
-        env=agent.env,
-        cwd=agent.workspace,
-        timeout=60,
-    )
+    done = python_m_agentcli(agent, "tools")
     assert done.returncode == 0, done.stderr
     assert "read_file" in done.stdout and "shell" in done.stdout

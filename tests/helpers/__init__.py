@@ -1,5 +1,8 @@
-"""What the tests share: the scripted model server, the fake chat model, MCP servers, a private
-PostgreSQL, a local `langgraph dev`, and ways to call a tool as the application does."""
+"""What the tests share, and only the tests: the scripted model server and its profiles
+(scripted_server.py, server_profiles.py, text_tool_calls.py), the fake chat model (fakes.py),
+MCP servers, a private PostgreSQL (pg.py), a local `langgraph dev` (langgraph_dev.py), tools
+called as the application calls them (tooling.py), what a terminal shows (terminal.py), undo's
+attack fixtures (undo.py) and a state that snapshots often (state_schemas.py)."""
 
 from pathlib import Path
 

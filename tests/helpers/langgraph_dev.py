@@ -9,7 +9,6 @@ restarts it on the same data, as after a crash (`DevServer.kill`).
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
@@ -23,6 +22,7 @@ from pathlib import Path
 import httpx
 
 from tests.helpers import ROOT
+from tests.helpers.environment import isolated_env
 from tests.helpers.scripted_server import ScriptedServer
 
 LANGGRAPH = str(Path(sys.executable).parent / "langgraph")
@@ -51,21 +51,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def isolated_env(home: Path) -> dict[str, str]:
-    """This process's environment without model, agentcli or LangSmith settings."""
-    drop = ("OPENAI_", "AGENTCLI_", "LANGSMITH_", "LANGCHAIN_", "LANGGRAPH_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / "config"),
-        XDG_DATA_HOME=str(home / "data"),
-        NO_COLOR="1",
-        TERM="xterm",
-        COLUMNS="120",
-    )
-    return env
 
 
 @contextmanager

@@ -395,6 +395,13 @@ class ScriptedServer:
         with self._lock:
             return len(self._replies)
 
+    def wait_for_request(self, timeout: float = 20) -> None:
+        """Until a request has come in: a client's call is under way."""
+        deadline = time.monotonic() + timeout
+        while not self.requests:
+            assert time.monotonic() < deadline, "no request came in"
+            time.sleep(0.05)
+
     def _record(self, body: dict, headers: dict[str, str]) -> None:
         with self._lock:
             self.requests.append(body)

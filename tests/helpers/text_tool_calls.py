@@ -8,6 +8,9 @@ content holds one call in that model family's markup, between `before` and `afte
 `NoToolsServer` is a ScriptedServer for a server without tool support: a request that
 carries `tools`, `tool_choice`, an assistant message with `tool_calls` or a message with
 role "tool" is answered 400, as such servers do.
+
+For the parser's unit tests: MARKUP, one calculator call (CALL, ARGS) in each format, and
+PIECES, the fragments the parser looks for, to build hostile text from.
 """
 
 from __future__ import annotations
@@ -99,3 +102,49 @@ def refusal(body: dict) -> str | None:
         if message.get("tool_calls"):
             return "tool_calls are not supported"
     return None
+
+
+OFFERED = {"calculator", "read_file"}
+ARGS = {"expression": "6*7"}
+CALL = json.dumps({"name": "calculator", "arguments": ARGS})
+
+MARKUP = {
+    "hermes": f"<tool_call>\n{CALL}\n</tool_call>",
+    "hermes-unclosed": f"<tool_call>\n{CALL}",
+    "mistral": f"[TOOL_CALLS][{CALL}]",
+    "mistral-args": '[TOOL_CALLS]calculator[ARGS]{"expression": "6*7"}',
+    "llama3": '<|python_tag|>{"name": "calculator", "parameters": {"expression": "6*7"}}<|eom_id|>',
+    "function": '<function=calculator>{"expression": "6*7"}</function>',
+    "chatglm": "calculator\n```python\ntool_call(expression='6*7')\n```",
+    "openai-shaped": '<tool_call>{"type": "function", "function": {"name": "calculator",'
+    ' "arguments": "{\\"expression\\": \\"6*7\\"}"}}</tool_call>',
+}
+
+
+# Text made of the pieces the parser looks for, in any order: markers, names, JSON, fences.
+PIECES = [
+    "<tool_call>",
+    "</tool_call>",
+    "[TOOL_CALLS]",
+    "<|python_tag|>",
+    "<function=calculator>",
+    "</function>",
+    "[ARGS]",
+    "<|eom_id|>",
+    "calculator\n",
+    "```python\n",
+    "```\n",
+    "tool_call(expression='1')",
+    "`",
+    CALL,
+    '{"name": "shell", "arguments": {}}',
+    "{",
+    "}",
+    "[",
+    "]",
+    '"',
+    ";",
+    "\n",
+    " ",
+    "text",
+]

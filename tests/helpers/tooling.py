@@ -6,6 +6,7 @@ fixture. The application never imports this module (it needs pytest).
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -71,6 +72,18 @@ def tool_env(tmp_path: Path) -> ToolEnv:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     return ToolEnv(ToolContext(workspace=workspace))
+
+
+def linked_workspace(tmp_path: Path) -> Path:
+    """A workspace with a file in sub/, a link that leads outside (away) and one that stays
+    inside (near)."""
+    root = tmp_path / "work"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "a.txt").write_text("a\n")
+    (tmp_path / "outside").mkdir()
+    os.symlink(tmp_path / "outside", root / "away")
+    os.symlink("sub", root / "near")
+    return root
 
 
 @contextmanager

@@ -19,11 +19,11 @@ import pytest
 
 from agentcli.agent.context.compaction import SUMMARISE
 from tests.e2e.conftest import Agent
+from tests.helpers.terminal import CHOICE, PROMPT
 from tests.realmodel.conftest import MAX_TOKENS, N_CTX, configure
 
 pytestmark = pytest.mark.realmodel
 
-CHOICE = r"\[a\]pprove.*\[q\]uit >"
 FORCED = {"type": "function", "function": {"name": "calculator"}}
 
 
@@ -150,7 +150,7 @@ def test_an_approved_call_whose_result_the_model_reads(agent: Agent) -> None:
     child.expect(CHOICE)
     child.sendline("a")
     child.expect("✓")  # the call ran
-    child.expect("you>")
+    child.expect(PROMPT)
     child.sendline("/exit")
     child.expect(r"agentcli resume (\w+)")
     thread = child.match.group(1)

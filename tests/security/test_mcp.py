@@ -18,16 +18,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pexpect
 import pytest
 
 from tests.e2e.conftest import Agent
 from tests.helpers import MCP_SERVER as SERVER
 from tests.helpers.mcp_server import PNG
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import CHOICE, leave
 
-CHOICE = r"\[a\]pprove.*\[q\]uit >"
-PROMPT = "you>"
 STARTED = "agentcli-test MCP server: started"  # what the server writes to stderr at start
 
 # (tool, the model's arguments, what the model is told): none may reach the server
@@ -173,10 +171,7 @@ def test_a_servers_stderr_is_in_its_log_never_on_the_review_screen(
     child.expect(CHOICE, timeout=120)
     child.sendline("a")
     child.expect("Done.", timeout=120)
-    child.expect(PROMPT)
-    child.sendline("/exit")
-    child.expect(pexpect.EOF)
-    child.close()
+    leave(child)
     assert received(record) == [{"tool": "shout", "args": {"text": "shouted-on-stderr"}}]
     assert "SHOUTED-ON-STDERR" not in screen.getvalue() and STARTED not in screen.getvalue()
     log = Path(agent.env["XDG_DATA_HOME"]) / "agentcli" / "logs" / "mcp-calc.log"
@@ -223,12 +218,7 @@ def review_then_approve(agent: Agent, env: dict[str, str], answer: str | None, s
     assert not (agent.workspace / "e.txt").exists()  # nothing ran
     child.sendline("a")
     child.expect("Ok.")
-    child.expect(PROMPT)
-    child.sendline("/exit")
-    child.expect(r"agentcli resume ([\w-]+)")
-    thread = child.match.group(1)
-    child.expect(pexpect.EOF)
-    child.close()
+    thread = leave(child)
     assert (agent.workspace / "e.txt").read_text() == "x"
     shown = agent.run("threads", "show", thread).stdout
     assert "approved by person: terminal" in shown and "edited" not in shown
@@ -255,10 +245,7 @@ def test_a_real_edit_in_the_editor_still_runs_as_edited(agent: Agent, tmp_path: 
     child.expect(CHOICE)
     child.sendline("e")
     child.expect("Ok.")
-    child.expect(PROMPT)
-    child.sendline("/exit")
-    child.expect(pexpect.EOF)
-    child.close()
+    leave(child)
     assert (agent.workspace / "e.txt").read_text() == "edited"
 
 

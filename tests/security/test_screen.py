@@ -21,10 +21,9 @@ import pytest
 from agentcli.terminal_text import unmark
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import error, text, tool_calls
+from tests.helpers.terminal import CHOICE, PROMPT, leave
 
 ROWS, COLS = 120, 120
-CHOICE = r"\[a\]pprove.*\[q\]uit >"
-PROMPT = "you>"
 
 # Shell commands as a hostile model would write them: each hides, overwrites or disguises
 # part of itself on a terminal that obeys it. All are harmless when they run.
@@ -114,11 +113,7 @@ def test_the_review_shows_exactly_what_runs(agent: Agent, colour: bool) -> None:
         shown.append(panel_text(rows, "\n" in command))
         child.sendline("a")
     child.expect("all done")
-    child.expect(PROMPT)
-    child.sendline("/exit")
-    child.expect(r"agentcli resume ([\w-]+)")
-    thread = child.match.group(1)
-    child.expect(pexpect.EOF)
+    thread = leave(child)
     wrong = [(c, s) for c, s in zip(PAYLOADS, shown, strict=True) if c != s]
     assert not wrong, f"{len(wrong)} of {len(PAYLOADS)} reviews showed something else: {wrong}"
     # and what was approved is what ran: each call approved, run, with those arguments

@@ -34,7 +34,7 @@ def make_model(settings: Settings) -> BaseChatModel:
         # local servers need no key, but the client insists on one
         api_key=SecretStr(settings.api_key or "not-needed"),
         timeout=settings.timeout,
-        max_retries=0,  # the agent node retries, visibly (model_retries.py)
+        max_retries=0,  # the agent node retries, visibly (model/retries.py)
         streaming=settings.stream,
         stream_usage=True,
         temperature=settings.temperature,

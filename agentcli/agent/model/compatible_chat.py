@@ -8,7 +8,7 @@ What `CompatibleChatOpenAI` adds to StreamingChatOpenAI (openai_streaming.py):
   it `max_completion_tokens` (OpenAI's newer name), which llama.cpp, llama-cpp-python,
   Ollama and older vLLM ignore, so the limit would silently not apply.
 - `empty_tool_call_content`: assistant messages with tool calls carry `content: ""` instead
-  of langchain's `null` (set by model_retries.py when a server has refused `null`).
+  of langchain's `null` (set by retries.py when a server has refused `null`).
 - a server-side truncation that is not `finish_reason: "length"` (llama.cpp's
   `truncated: true` / `stop_type: "limit"`) is kept as `response_metadata["truncated"]`.
 - a streamed answer that came without usage (servers that ignore `stream_options`) gets an

@@ -1,16 +1,16 @@
 """Tool calls cut off by a crash: how they are asked about again, and how they are found.
 
 A tools task that LangGraph runs again because its result was never saved finds its call
-in the journal (journal.py) and asks the person before anything runs (`ask_again`). That
-question exists only once the task runs again, so a thread left by a crash would look as
-if nothing waited. `cut_off` finds the same calls without running anything: the thread's
-pending tools tasks whose result is not saved and whose journal key (call id and task
-namespace, "tools:<task id>") says they started. It gives each the question the task
-will ask, under the interrupt id LangGraph will give it, so an answer can be addressed to
-it before it is asked.
+in the journal (threads/call_journal.py) and asks the person before anything runs
+(`ask_again`). That question exists only once the task runs again, so a thread left by a
+crash would look as if nothing waited. `cut_off` finds the same calls without running
+anything: the thread's pending tools tasks whose result is not saved and whose journal key
+(call id and task namespace, "tools:<task id>") says they started. It gives each the
+question the task will ask, under the interrupt id LangGraph will give it, so an answer can
+be addressed to it before it is asked.
 
 A call that may still be running is never offered to run again: `settle` finds the process
-that supervised its first run (journal.RunProcess) and, on this host, ends it and all it
+that supervised its first run (call_journal.RunProcess) and, on this host, ends it and all it
 started; on another host, or if it cannot be ended, the call can only be rejected or marked
 done.
 """

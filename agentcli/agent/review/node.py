@@ -146,7 +146,7 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
 
     They are two nodes so that the policy's verdicts are saved before the interrupt: a
     resume (maybe by another process with other flags) answers exactly what was asked.
-    Every call either sends to the tools node carries its seal (approval.py), for the step
+    Every call either sends to the tools node carries its seal (approval_seals.py), for the step
     the tools task runs at (this one's next).
     """
     by_name = {tool.name: tool for tool in tools}
@@ -206,7 +206,7 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
         key, thread = key_of(ctx), thread_of(config)
         message = _last_assistant(state["messages"])
         # the review's own verdicts (sealed by it for this step), each exactly a call of the
-        # model's turn (pending.py): else every call left is refused, none asked
+        # model's turn (pending_calls.py): else every call left is refused, none asked
         review = state.get("review")
         if not review_sealed(key, thread, step_of(config), review):
             review = None

@@ -9,8 +9,8 @@ What goes to the server is written in the same terms (`as_text`), without changi
 the thread stores: an assistant turn's calls become `<tool_call>` blocks in its text, and
 tool results go back in a user message of `<tool_response>` blocks, since a server without
 tool support may refuse a message with role "tool" or an assistant message with
-`tool_calls`. Each result is fenced (agentcli/agent/fenced.py): a result cannot close its
-block early and write what looks like the person's text, or agentcli's.
+`tool_calls`. Each result is fenced (agentcli/agent/untrusted_text_fence.py): a result
+cannot close its block early and write what looks like the person's text, or agentcli's.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from agentcli.agent.fenced import fence
+from agentcli.agent.untrusted_text_fence import fence
 
 INSTRUCTIONS = """# Tools
 

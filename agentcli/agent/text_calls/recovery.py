@@ -15,7 +15,7 @@ What it promises:
   ChatGLM block is the one fenced form, and it must hold nothing but the call).
 - The work is linear in the answer's size: the markers are found in one scan, each
   payload is the text between its marker and the next one (disjoint spans), and a payload
-  over MAX_PAYLOAD characters (text_call_formats.py) is not parsed.
+  over MAX_PAYLOAD characters (formats.py) is not parsed.
 - The text left is the answer without the recovered markup (see `join`).
 """
 

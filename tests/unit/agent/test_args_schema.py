@@ -1,4 +1,4 @@
-"""JSON-schema tools' arguments at review (agent/args_schema.py, agent/args_coercion.py):
+"""JSON-schema tools' arguments at review (agent/review/args_schema.py, args_coercion.py):
 checked within bounds, fail closed on a hostile schema, and only an edit's strings are converted."""
 
 from __future__ import annotations

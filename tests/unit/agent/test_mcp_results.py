@@ -1,5 +1,5 @@
-"""MCP results as text (agent/mcp/results.py) and stdio servers' stderr logs
-(agent/mcp/logs.py): no blob reaches the conversation, and no log grows without bound or is
+"""MCP results as text (agent/toolset/mcp/results.py) and stdio servers' stderr logs
+(agent/toolset/mcp/logs.py): no blob reaches the conversation, and no log grows without bound or is
 readable by others."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from mcp.types import (
     TextResourceContents,
 )
 
-from agentcli.agent.toolset.mcp import logs as mcplog
+from agentcli.agent.toolset.mcp import logs as mcp_logs
 from agentcli.agent.toolset.mcp.results import LABEL_CHARS, result_text
 
 BLOB = "QUJD" * 5000  # 20,000 base64 characters: 15,000 bytes
@@ -73,10 +73,10 @@ def test_no_base64_payload_and_the_cap_holds(kinds: list[str]) -> None:
 
 
 def test_the_log_is_private_and_gets_what_the_server_writes(tmp_path: Path) -> None:
-    with mcplog.server_stderr("my server/../x", "call shout") as errlog:
+    with mcp_logs.server_stderr("my server/../x", "call shout") as errlog:
         errlog.write(b"oops\n")
-    path = mcplog.log_path("my server/../x")
-    assert path.parent == mcplog.log_dir() and path.name == "mcp-my_server____x.log"
+    path = mcp_logs.log_path("my server/../x")
+    assert path.parent == mcp_logs.log_dir() and path.name == "mcp-my_server____x.log"
     assert path.read_text().splitlines()[1:] == ["oops"]
     assert "call shout" in path.read_text().splitlines()[0]
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -86,13 +86,13 @@ def test_the_log_is_private_and_gets_what_the_server_writes(tmp_path: Path) -> N
 def test_one_session_writes_at_most_the_bound_and_a_big_log_is_rotated(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(mcplog, "MAX_LOG_BYTES", 1000)
-    with mcplog.server_stderr("chatty", "call") as errlog:
+    monkeypatch.setattr(mcp_logs, "MAX_LOG_BYTES", 1000)
+    with mcp_logs.server_stderr("chatty", "call") as errlog:
         errlog.write(b"x" * 5000)  # more than the pipe's drain will keep: read and dropped
-    path = mcplog.log_path("chatty")
+    path = mcp_logs.log_path("chatty")
     first = path.read_bytes()
     assert first.count(b"x") == 1000 and b"[agentcli: 4000 more bytes dropped]" in first
-    with mcplog.server_stderr("chatty", "call again") as errlog:
+    with mcp_logs.server_stderr("chatty", "call again") as errlog:
         errlog.write(b"y")
     assert path.with_name(path.name + ".1").read_bytes() == first
     assert path.read_bytes().endswith(b"y") and b"x" not in path.read_bytes()
@@ -101,9 +101,9 @@ def test_one_session_writes_at_most_the_bound_and_a_big_log_is_rotated(
 def test_a_symlink_in_place_of_the_log_is_not_followed(tmp_path: Path) -> None:
     target = tmp_path / "victim"
     target.write_text("keep")
-    path = mcplog.log_path("linked")
+    path = mcp_logs.log_path("linked")
     path.parent.mkdir(parents=True)
     os.symlink(target, path)
-    with mcplog.server_stderr("linked", "call") as errlog:
+    with mcp_logs.server_stderr("linked", "call") as errlog:
         errlog.write(b"secret stderr")  # goes nowhere: never into the link's target
     assert target.read_text() == "keep"

@@ -18,7 +18,7 @@ from langchain_core.language_models.chat_models import merge_chat_generation_chu
 from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_openai import ChatOpenAI
 
-import agentcli.agent.model.openai_streaming as openaimodel
+import agentcli.agent.model.openai_streaming as openai_streaming
 from agentcli.agent.graph import ask
 from agentcli.agent.model.answer_stream import Accumulator
 from agentcli.agent.model.chat_model import make_model
@@ -99,8 +99,8 @@ FAST = StreamingChatOpenAI(model="m", api_key="x", base_url="http://127.0.0.1:9"
 @given(raw=raw_streams(), size=st.sampled_from([1, 7, 100, 64_000]))
 def test_joined_fragments_give_the_same_message(raw, size) -> None:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(openaimodel, "COALESCE_CHARS", size)
-        patch.setattr(openaimodel, "COALESCE_SECONDS", 1e9)
+        patch.setattr(openai_streaming, "COALESCE_CHARS", size)
+        patch.setattr(openai_streaming, "COALESCE_SECONDS", 1e9)
         before = generation_chunks(PLAIN, raw, join=False)
         after = generation_chunks(FAST, raw, join=True)
     assert gathered(after) == gathered(before)  # what ask returns
@@ -113,7 +113,7 @@ def test_joined_fragments_give_the_same_message(raw, size) -> None:
     assert merged.text == merged_before.text
     assert len(after) <= len(before)
     if size == 64_000:  # a run of one call's bare fragments becomes one chunk
-        runs = [openaimodel._fragment(c) for c in before]
+        runs = [openai_streaming._fragment(c) for c in before]
         kept = [
             r is None or p is None or r[0] != p[0]
             for p, r in zip([None, *runs[:-1]], runs, strict=True)
@@ -192,7 +192,7 @@ def ctx() -> RunContext:
 def test_ask_gets_the_same_answer_through_the_server(piece, size) -> None:
     reply = [("write_file", ARGS[0]), ("write_file", NOT_JSON), ("read_file", {"path": "x"})]
     with ScriptedServer(piece=piece) as server, pytest.MonkeyPatch.context() as patch:
-        patch.setattr(openaimodel, "COALESCE_CHARS", size)
+        patch.setattr(openai_streaming, "COALESCE_CHARS", size)
         answers = []
         for model in (ChatOpenAI, StreamingChatOpenAI):
             server.push(tool_calls(*reply, content="let me write"))
@@ -224,9 +224,9 @@ def test_a_text_answer_streams_token_by_token() -> None:
 def test_the_servers_argument_fragments_take_the_fast_path(monkeypatch) -> None:
     """Real chunks (the OpenAI client's, with all their empty fields) skip the repair."""
     made: list[str] = []
-    original = openaimodel._fragment_chunk
+    original = openai_streaming._fragment_chunk
     monkeypatch.setattr(
-        openaimodel, "_fragment_chunk", lambda i, a: made.append(a) or original(i, a)
+        openai_streaming, "_fragment_chunk", lambda i, a: made.append(a) or original(i, a)
     )
     args = json.dumps(ARGS[0])
     with ScriptedServer(piece=10) as server:

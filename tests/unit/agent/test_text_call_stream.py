@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage
 
 from agentcli.agent.text_calls.recovery import with_text_calls
 from agentcli.agent.text_calls.stream import HeldBack
-from tests.unit.agent.test_text_tool_calls import CALL, FORMATS, OFFERED, PIECES
+from tests.helpers.text_tool_calls import CALL, MARKUP, OFFERED, PIECES
 
 NOT_ALL = (
     "the answer contains no call and nothing that could begin one: every piece shows as it"
@@ -80,7 +80,7 @@ def test_markup_that_is_no_call_is_shown_at_the_end() -> None:
 
 
 # whole calls in each format, with blanks or words before them, among the loose pieces
-CALLS = [lead + markup for markup in FORMATS.values() for lead in ("", " ", "\n\n", "ok ")]
+CALLS = [lead + markup for markup in MARKUP.values() for lead in ("", " ", "\n\n", "ok ")]
 parts = st.sampled_from(CALLS) | st.sampled_from(PIECES) | st.text(max_size=6)
 splits = st.lists(parts, max_size=20).flatmap(
     lambda parts: st.tuples(

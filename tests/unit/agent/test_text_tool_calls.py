@@ -11,27 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
 
-from agentcli.agent.text_calls import formats as text_call_formats
+from agentcli.agent.text_calls import formats
 from agentcli.agent.text_calls.recovery import recover, with_text_calls
-
-OFFERED = {"calculator", "read_file"}
-ARGS = {"expression": "6*7"}
-CALL = json.dumps({"name": "calculator", "arguments": ARGS})
-
-FORMATS = {
-    "hermes": f"<tool_call>\n{CALL}\n</tool_call>",
-    "hermes-unclosed": f"<tool_call>\n{CALL}",
-    "mistral": f"[TOOL_CALLS][{CALL}]",
-    "mistral-args": '[TOOL_CALLS]calculator[ARGS]{"expression": "6*7"}',
-    "llama3": '<|python_tag|>{"name": "calculator", "parameters": {"expression": "6*7"}}<|eom_id|>',
-    "function": '<function=calculator>{"expression": "6*7"}</function>',
-    "chatglm": "calculator\n```python\ntool_call(expression='6*7')\n```",
-    "openai-shaped": '<tool_call>{"type": "function", "function": {"name": "calculator",'
-    ' "arguments": "{\\"expression\\": \\"6*7\\"}"}}</tool_call>',
-}
+from tests.helpers.text_tool_calls import ARGS, CALL, MARKUP, OFFERED, PIECES
 
 
-@pytest.mark.parametrize("markup", FORMATS.values(), ids=FORMATS.keys())
+@pytest.mark.parametrize("markup", MARKUP.values(), ids=MARKUP.keys())
 def test_each_format_is_recovered_and_its_markup_removed(markup: str) -> None:
     found = recover(f"Let me work it out.\n\n{markup}\n\nBack soon.", OFFERED)
     assert found is not None
@@ -119,9 +104,9 @@ def test_an_offered_tool_with_arguments_that_are_no_object_is_an_invalid_call(
 
 
 def test_a_payload_over_the_limit_is_left_as_text(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(text_call_formats, "MAX_PAYLOAD", 20)
+    monkeypatch.setattr(formats, "MAX_PAYLOAD", 20)
     assert recover(f"<tool_call>{CALL}</tool_call>", OFFERED) is None
-    monkeypatch.setattr(text_call_formats, "MAX_PAYLOAD", 1000)
+    monkeypatch.setattr(formats, "MAX_PAYLOAD", 1000)
     assert recover(f"<tool_call>{CALL}</tool_call>", OFFERED) is not None
 
 
@@ -141,33 +126,6 @@ def test_with_text_calls_keeps_native_calls_and_marks_recovered_ones() -> None:
     assert recovered.response_metadata["text_tool_calls"] == ["hermes"]
 
 
-# Text made of the pieces the parser looks for, in any order: markers, names, JSON, fences.
-PIECES = [
-    "<tool_call>",
-    "</tool_call>",
-    "[TOOL_CALLS]",
-    "<|python_tag|>",
-    "<function=calculator>",
-    "</function>",
-    "[ARGS]",
-    "<|eom_id|>",
-    "calculator\n",
-    "```python\n",
-    "```\n",
-    "tool_call(expression='1')",
-    "`",
-    CALL,
-    '{"name": "shell", "arguments": {}}',
-    "{",
-    "}",
-    "[",
-    "]",
-    '"',
-    ";",
-    "\n",
-    " ",
-    "text",
-]
 texts = st.lists(st.sampled_from(PIECES) | st.text(max_size=5), max_size=40).map("".join)
 
 
@@ -186,7 +144,7 @@ def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Patch the parser's one JSON seam to record how many characters each parse may read
     (from its start to the end of the text it was given)."""
     read: list[int] = []
-    real = text_call_formats._raw
+    real = formats._raw
 
     def counted(text: str, at: int) -> tuple[Any, int]:
         try:
@@ -197,7 +155,7 @@ def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         read.append(end - at)
         return value, end
 
-    monkeypatch.setattr(text_call_formats, "_raw", counted)
+    monkeypatch.setattr(formats, "_raw", counted)
     return read
 
 

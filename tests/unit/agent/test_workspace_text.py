@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from agentcli.agent import agents_md
-from agentcli.agent.fenced import fence
 from agentcli.agent.model.chat_model import cost_usd, priced_by
+from agentcli.agent.untrusted_text_fence import fence
 from agentcli.cli import bang_command
 from agentcli.config import Settings
 from agentcli.errors import UsageError

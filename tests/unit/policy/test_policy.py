@@ -10,7 +10,7 @@ import pytest
 
 from agentcli.policy.approval_policy import Policy
 from agentcli.policy.bash.parse import analyse
-from agentcli.policy.rule_subjects import shell_commands
+from agentcli.policy.shell_rules import simple_commands
 
 RULES = [
     {"tool": "shell", "match": "git status*", "decision": "allow"},
@@ -99,11 +99,11 @@ def test_thread_always_allows() -> None:
     assert (verdict.decision, verdict.by) == ("allow", "always for this thread")
 
 
-def test_shell_commands_split() -> None:
-    assert shell_commands("a b && c | d; e") == ["a b", "c", "d", "e"]
-    assert shell_commands("echo $(x)") is None
-    assert shell_commands("ec'ho' 'a b' \"c\" x\\ y") == ["echo 'a b' c 'x y'"]
-    assert shell_commands("echo hi#;touch x") is None  # `#` inside a word is not a comment
+def test_simple_commands_split() -> None:
+    assert simple_commands("a b && c | d; e") == ["a b", "c", "d", "e"]
+    assert simple_commands("echo $(x)") is None
+    assert simple_commands("ec'ho' 'a b' \"c\" x\\ y") == ["echo 'a b' c 'x y'"]
+    assert simple_commands("echo hi#;touch x") is None  # `#` inside a word is not a comment
 
 
 def test_a_chain_needs_an_allow_rule_for_each_part() -> None:
@@ -158,7 +158,7 @@ def test_lines_nested_too_deep_to_read_are_asked_about() -> None:
     for line in ["echo $(" * 1500 + "x" + ")" * 1500, "eval " * 40 + "rm -rf ~"]:
         verdict = policy.decide("shell", {"command": line})
         assert verdict.decision == "ask", verdict
-    assert shell_commands("git status $(" * 1500 + "x" + ")" * 1500) is None
+    assert simple_commands("git status $(" * 1500 + "x" + ")" * 1500) is None
 
 
 def test_the_parser_is_imported_on_first_use_only() -> None:

@@ -15,8 +15,9 @@ from langgraph.types import Command
 
 from agentcli.agent.graph import build_graph
 from agentcli.config import Settings
-from agentcli.server.call_journal import ServerJournal, persist_dev_state
+from agentcli.server.call_journal import ServerJournal
 from agentcli.server.graph import context_schema
+from agentcli.threads.langgraph_internals import persist_dev_state
 from tests.helpers import ROOT
 from tests.helpers.fakes import FakeChatModel, call, say
 from tests.unit.conftest import note

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from agentcli.config import Settings
 from agentcli.session.notify import (
-    PARKED,
+    NotifyEvent,
     notify,
     notify_environment,
     pending_document,
@@ -46,7 +46,8 @@ def test_the_document_describes_the_thread_and_its_calls() -> None:
         {"id": "c1", "name": "shell", "args": {"command": "ls"}},
         {"id": "c2", "name": "shell", "args": {}, "rerun": "cut off", "waiting_since": "T0"},
     ]
-    document = pending_document(PARKED, session, pending, since="T1")  # type: ignore[arg-type]
+    parked = NotifyEvent.PARKED
+    document = pending_document(parked, session, pending, since="T1")  # type: ignore[arg-type]
     assert document == {
         "event": "awaiting_approval",
         "thread_id": "t1",
@@ -67,11 +68,11 @@ def test_the_document_describes_the_thread_and_its_calls() -> None:
 
 
 def test_no_command_runs_nothing_and_a_command_reads_the_document(tmp_path: Path) -> None:
-    assert notify(Settings(), {"event": PARKED}) is None
+    assert notify(Settings(), {"event": NotifyEvent.PARKED}) is None
     out = tmp_path / "told"
     settings = Settings(notify_command=f"cat > '{out}'")
-    assert notify(settings, {"event": PARKED, "x": "é\x1b"}) is None
-    assert json.loads(out.read_text()) == {"event": PARKED, "x": "é\x1b"}
+    assert notify(settings, {"event": NotifyEvent.PARKED, "x": "é\x1b"}) is None
+    assert json.loads(out.read_text()) == {"event": NotifyEvent.PARKED, "x": "é\x1b"}
 
 
 def test_failures_are_one_line_each() -> None:

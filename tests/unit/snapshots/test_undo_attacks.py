@@ -13,41 +13,9 @@ import pytest
 from agentcli.config import Settings
 from agentcli.snapshots.call_snapshots import WorkspaceSnapshots, snapshots_of
 from agentcli.snapshots.rewind import plan, restore
+from tests.helpers.undo import call, files, snapshots, undo_all, workspace
 
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "work"
-    (root / "dir").mkdir(parents=True)
-    (root / "dir" / "a.txt").write_text("a\n")
-    return root
-
-
-@pytest.fixture
-def snapshots(tmp_path: Path) -> WorkspaceSnapshots:
-    return WorkspaceSnapshots(tmp_path / "data" / "snapshots", max_file_bytes=100_000)
-
-
-def files(root: Path) -> dict[str, bytes]:
-    out = {}
-    for p in sorted(root.rglob("*")):
-        rel = str(p.relative_to(root))
-        if p.is_symlink():
-            out[rel] = b"-> " + os.fsencode(os.readlink(p))
-        elif p.is_file():
-            out[rel] = p.read_bytes() + f" mode={stat.S_IMODE(p.lstat().st_mode):o}".encode()
-    return out
-
-
-def call(snapshots: WorkspaceSnapshots, workspace: Path, change, name: str = "c1") -> None:  # noqa: ANN001
-    with snapshots.around("t1", workspace, name, "shell"):
-        change()
-
-
-def undo_all(snapshots: WorkspaceSnapshots, workspace: Path, force: bool = False) -> None:
-    records = [c for c in snapshots.changes("t1", workspace) if c.tool != "undo"]
-    restore(snapshots, "t1", workspace, plan(snapshots, workspace, records), force=force)
-
+__all__ = ["snapshots", "workspace"]  # the fixtures
 
 HOSTILE = ["new\nline", "-rf", "--force", b"\xff\xfe.bin", "*", "[ab]", "a", ":(exclude)a", "?"]
 

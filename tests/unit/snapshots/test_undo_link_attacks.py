@@ -10,7 +10,7 @@ import pytest
 
 from agentcli.snapshots.call_snapshots import WorkspaceSnapshots, thread_ref
 from agentcli.snapshots.shadow_git import SnapshotError
-from tests.unit.snapshots.test_undo_attacks import call, files, snapshots, undo_all, workspace
+from tests.helpers.undo import call, files, snapshots, undo_all, workspace
 
 __all__ = ["snapshots", "workspace"]  # the fixtures
 

@@ -9,7 +9,7 @@ import pytest
 
 from agentcli.snapshots.call_snapshots import WorkspaceSnapshots
 from agentcli.snapshots.rewind import ChangedSince, plan, restore
-from tests.unit.snapshots.test_undo_attacks import call, snapshots, workspace
+from tests.helpers.undo import call, snapshots, workspace
 
 __all__ = ["snapshots", "workspace"]  # the fixtures
 

@@ -9,8 +9,6 @@ import sys
 
 import pytest
 
-import agentcli.agent.graph
-import agentcli.agent.review.node
 from agentcli.config import Settings
 from agentcli.errors import AgentcliError, ConfigError, ExitCode, ThreadBusy, exit_code_for
 from agentcli.policy.approval_policy import Policy
@@ -20,14 +18,12 @@ from agentcli.threads.database_url import mask_url
 from agentcli.threads.sqlite_backend import SqliteStore
 from agentcli.threads.thread_rows import now
 from tests.helpers.fakes import call, say
-from tests.unit.threads.test_storage import snapshot_every
+from tests.helpers.state_schemas import use_snapshot_every
 
 
 @pytest.mark.backends
 def test_a_fork_rebuilds_the_same_history(make, monkeypatch: pytest.MonkeyPatch, backend) -> None:
-    schema = snapshot_every(3)  # so the fork's history replays across snapshots
-    monkeypatch.setattr(agentcli.agent.graph, "AgentState", schema)
-    monkeypatch.setattr(agentcli.agent.review.node, "AgentState", schema)
+    use_snapshot_every(monkeypatch, 3)  # so the fork's history replays across snapshots
     replies = [say("one"), call(("note", {"text": "a"})), say("two"), say("three")]
     s = make(replies, Policy.build(auto_approve=True))
     for text in ("first", "second", "third"):

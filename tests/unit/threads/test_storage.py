@@ -6,19 +6,14 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, Any, TypedDict, get_type_hints
 
 import pytest
-from langchain_core.messages import AIMessage, AnyMessage
-from langgraph.channels import DeltaChannel
-from langgraph.graph.message import _messages_delta_reducer
+from langchain_core.messages import AIMessage
 
-import agentcli.agent.graph
-import agentcli.agent.review.node
-from agentcli.agent.state import AgentState, _extend
 from agentcli.policy.approval_policy import Policy
 from tests.helpers import ROOT
 from tests.helpers.fakes import call, say
+from tests.helpers.state_schemas import use_snapshot_every
 from tests.unit.conftest import RAN
 
 
@@ -46,25 +41,13 @@ def test_a_long_thread_grows_linearly(make, tmp_path: Path) -> None:
     assert db_bytes(tmp_path / "threads.db") / turns < 60_000
 
 
-def snapshot_every(n: int) -> type:
-    """AgentState whose DeltaChannels snapshot every n updates, to replay across copies."""
-    fields = get_type_hints(AgentState, include_extras=True)
-    fields["messages"] = Annotated[
-        list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=n)
-    ]
-    fields["audit"] = Annotated[list[dict[str, Any]], DeltaChannel(_extend, snapshot_frequency=n)]
-    return TypedDict("SnapshotState", fields, total=False)  # type: ignore[operator, no-any-return]
-
-
 @pytest.mark.backends
 @pytest.mark.parametrize("every", [None, 3])
 def test_a_thread_reloads_exactly_and_resumes_from_a_fresh_store(
     make, monkeypatch: pytest.MonkeyPatch, every: int | None
 ) -> None:
     if every:
-        schema = snapshot_every(every)
-        monkeypatch.setattr(agentcli.agent.graph, "AgentState", schema)
-        monkeypatch.setattr(agentcli.agent.review.node, "AgentState", schema)
+        use_snapshot_every(monkeypatch, every)
     s = make(
         [
             call(("note", {"text": "draft"})),

@@ -1,4 +1,5 @@
-"""The scripted server speaks OpenAI well enough for the real clients (openai, langchain-openai)."""
+"""The scripted server the end-to-end tests run against (tests/helpers/scripted_server.py, the
+`server` fixture) speaks OpenAI well enough for the real clients (openai, langchain-openai)."""
 
 from __future__ import annotations
 
@@ -23,12 +24,6 @@ def read_file(path: str) -> str:
 def list_dir(path: str = ".") -> str:
     """List a directory."""
     return ""
-
-
-@pytest.fixture
-def server():
-    with ScriptedServer() as s:
-        yield s
 
 
 def chat(server: ScriptedServer, **kwargs) -> ChatOpenAI:

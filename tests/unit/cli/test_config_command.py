@@ -1,4 +1,5 @@
-"""Set-up help: the shipped example is the root one, and secrets never show in full."""
+"""`config init|show` (cli/config_command.py): the shipped example is the root one, and
+secrets never show in full."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.cli.setup import _text, describe, example_text, mask, shown
+from agentcli.cli.config_command import _text, describe, example_text, mask, shown
 from agentcli.config import FIELDS, load_settings
 from tests.helpers import ROOT
 

@@ -1,0 +1,43 @@
+"""The sandbox's mechanism (tools/sandbox.py, tools/confine.py): the rights asked of each
+Landlock ABI, no mechanism refusing rather than running unconfined, and the note a refusal
+gets."""
+
+from __future__ import annotations
+
+import pytest
+from agentcli_tools import confine
+from agentcli_tools.sandbox import Sandbox, SandboxUnavailable, denied, mechanism
+
+
+def test_each_abi_is_asked_only_the_rights_it_knows() -> None:
+    one, on_files_one = confine.rights(1)
+    assert not one & (confine.REFER | confine.TRUNCATE) and on_files_one == confine.WRITE_FILE
+    two, _ = confine.rights(2)
+    assert two & confine.REFER and not two & confine.TRUNCATE
+    seven, on_files = confine.rights(7)
+    assert seven & confine.TRUNCATE and on_files == confine.WRITE_FILE | confine.TRUNCATE
+    assert not seven & 1  # EXECUTE, READ_FILE and READ_DIR are never handled: reads stay
+    assert not seven & (1 << 2 | 1 << 3 | 1 << 15)
+
+
+def test_no_mechanism_refuses_and_never_plans_unconfined(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("AGENTCLI_TEST_SANDBOX_MISSING", "landlock,bwrap")
+    mechanism.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailable, match="install bubblewrap, or run agentcli"):
+            Sandbox().plan(tmp_path)
+        assert Sandbox(mode="off").plan(tmp_path) is None
+        assert "refused" in Sandbox().label()
+    finally:
+        mechanism.cache_clear()
+
+
+def test_the_note_comes_only_for_a_confined_failure_that_reads_as_a_refusal(tmp_path) -> None:
+    plan = {"mode": "workspace-write", "workspace": str(tmp_path), "writable": ["/t"]}
+    plan["network"] = False
+    assert denied(plan, 1, "touch: cannot touch '/etc/x': Permission denied")
+    assert denied(plan, 1, "connect: Connection refused")
+    assert denied(plan, 0, "Permission denied") is None
+    assert denied(None, 1, "Permission denied") is None
+    assert denied(plan, 2, "error: no such file") is None
+    assert denied({**plan, "network": True}, 1, "Connection refused") is None
