@@ -105,16 +105,9 @@ def test_a_result_inside_quotes_or_arithmetic_never_runs_as_a_command(
 # `\d` is any Unicode digit: `$١` (ARABIC-INDIC DIGIT ONE) or `$１` (FULLWIDTH) would stand for
 # task 1's result in text a person reads as no reference at all
 PAYLOADS_DIGITS = ["$١", "${١}", "$１", "$𝟏", "$¹", "${²}"]
-_UNICODE_DIGIT = pytest.mark.xfail(strict=True, reason="the reference pattern's \\d is not ASCII")
 
 
-@pytest.mark.parametrize(
-    "written",
-    [
-        pytest.param(p, marks=_UNICODE_DIGIT) if p.strip("${}").isdecimal() else p
-        for p in PAYLOADS_DIGITS
-    ],
-)
+@pytest.mark.parametrize("written", PAYLOADS_DIGITS)
 def test_only_ascii_digits_refer_to_a_task(written: str) -> None:
     args = {"content": f"price: {written}"}
     assert references(args, {1}) == set()
