@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import InvalidUpdateError
 from langgraph.types import Command, Send
 
 from agentcli.agent.graph import build_graph
-from agentcli.agent.plan.plan_run import seal_plan
+from agentcli.agent.plan.plan_run import advance, run_of, seal_plan
 from agentcli.agent.plan.plan_task import result_parts
 from agentcli.agent.review.approval_seals import NOT_APPROVED, PROCESS_KEY
 from agentcli.config import Settings
@@ -132,7 +132,9 @@ def attack(thread: Thread, how: str) -> None:
         run(Command(resume=APPROVE_BOTH))
         body = {k: v for k, v in thread.approved_plan().items() if k != "seal"}
         body["tasks"][0]["args"] = EVIL
-        forged = seal_plan(PROCESS_KEY, "other", body)
+        # for the step the agent task will read it at: only the thread is wrong
+        step = thread.graph.get_state(thread.config).metadata["step"] + 1
+        forged = seal_plan(PROCESS_KEY, "other", body, step)
         run(Command(update={"messages": joined_then_reopened(thread), "plan": forged}))
         run(Command(goto="agent"))
     elif how == "plan_written_at_the_review":  # before the person decided
@@ -200,27 +202,10 @@ def attack(thread: Thread, how: str) -> None:
         run(Command(resume={"decisions": said}))
 
 
-REPLAYS = ["replay_plan_after_join", "replay_plan_mid_run"]
 PAYLOADS = [
-    *(
-        pytest.param(
-            how,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the plan's seal binds its thread and turn, not the step: a sealed"
-                " state written back runs the approved tasks again",
-            ),
-        )
-        for how in REPLAYS
-    ),
-    pytest.param(
-        "fork_from_the_approved_checkpoint",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="a run from the checkpoint after the approval sends the tasks again as new"
-            " tools tasks, which the journal (keyed by task) has not seen",
-        ),
-    ),
+    "replay_plan_after_join",
+    "replay_plan_mid_run",
+    "fork_from_the_approved_checkpoint",
     "plan_args_changed",
     "plan_task_added",
     "plan_sealed_for_another_thread",
@@ -249,6 +234,45 @@ def test_nothing_a_client_writes_or_sends_runs_a_task_unapproved_or_twice(
     assert all(r["args"] != EVIL for r in runs)
     if how.startswith("send_") and how != "send_sealed_task_again":
         assert any(r["by"] == NOT_APPROVED for r in thread.audit())
+
+
+def test_a_run_from_any_checkpoint_of_the_plan_runs_no_task_again(tmp_path: Path) -> None:
+    """Forks: a client may run a thread from any of its checkpoints (`checkpoint_id`)."""
+    RAN.clear()
+    thread = Thread(tmp_path, *(say(f"answer {n}") for n in range(12)))
+    thread.run(Command(resume=APPROVE_BOTH))
+    assert RAN.count(PAY) == 1
+    history = list(thread.graph.get_state_history(thread.config))
+    approved_at = next(
+        s.metadata["step"] for s in reversed(history) if (s.values.get("plan") or {}).get("tasks")
+    )
+    forks = [s for s in history if s.metadata["step"] >= approved_at and s.next]
+    assert len(forks) >= 3  # the approved plan, its tools step, the join
+    for snapshot in forks:
+        thread.graph.invoke(None, snapshot.config, context={})
+        state = thread.graph.get_state(thread.config)
+        if state.interrupts:  # a task that may have run is marked done, never run again
+            requests = state.interrupts[0].value["action_requests"]
+            said = [{"type": "done" if r.get("rerun") else "reject"} for r in requests]
+            thread.run(Command(resume={"decisions": said}))
+    assert RAN.count(PAY) == 1, f"PAY ran {RAN.count(PAY)} times"
+
+
+def test_a_plan_sealed_for_one_step_is_not_believed_at_another() -> None:
+    """What stops the replays: the agent task reads the plan at the step it was sealed for."""
+    message = AIMessage("", id="m1", tool_calls=[{"id": "c1", "name": "plan", "args": {}}])
+    task = {"id": 1, "call_id": "c1.1", "tool": "note", "args": {"text": "PAY"}, "deps": []}
+    body = {"run": run_of(message, message.tool_calls[0]), "tasks": [{**task, "state": "approved"}]}
+    state = {
+        "messages": [HumanMessage("go"), message],
+        "plan": seal_plan(PROCESS_KEY, "t", body, 5),
+    }
+    sent = advance(state, PROCESS_KEY, "t", 5)
+    assert sent is not None and [s.node for s in sent["goto"]] == ["tools"]
+    for step in (3, 4, 6, 7, 9):
+        later = advance(state, PROCESS_KEY, "t", step)
+        assert later is not None and later["goto"] == "agent"
+        assert "changed from outside" in later["update"]["messages"][0].content
 
 
 def test_the_plan_runs_once_when_nothing_is_changed(tmp_path: Path) -> None:

@@ -44,16 +44,22 @@ FINISHED = (DONE, FAILED, DROPPED, SKIPPED, REFUSED)
 ALTERED = "not run: the plan's state was changed from outside agentcli's review"
 
 
-def seal_plan(key: ApprovalKey, thread_id: str, plan: Mapping[str, Any]) -> dict[str, Any]:
+def seal_plan(
+    key: ApprovalKey, thread_id: str, plan: Mapping[str, Any], step: int
+) -> dict[str, Any]:
+    """The plan sealed for `step`, the step of the agent task that reads it next: the
+    approve node's next step, or the one after the tools step a wave runs at. Steps only
+    grow along a thread, so a sealed plan written back later (a task's state from before it
+    ran) is not believed, and its tasks do not run again."""
     body = {k: v for k, v in plan.items() if k != "seal"}
-    return {**body, "seal": key.seal("plan", thread_id, body)}
+    return {**body, "seal": key.seal("plan", thread_id, step, body)}
 
 
-def plan_sealed(key: ApprovalKey, thread_id: str, plan: Any) -> bool:
+def plan_sealed(key: ApprovalKey, thread_id: str, plan: Any, step: int) -> bool:
     if not isinstance(plan, Mapping):
         return False
     body = {k: v for k, v in plan.items() if k != "seal"}
-    return key.check(plan.get("seal"), "plan", thread_id, body)
+    return key.check(plan.get("seal"), "plan", thread_id, step, body)
 
 
 def pending_plan_call(messages: Sequence[Any]) -> tuple[AIMessage, dict[str, Any]] | None:
@@ -102,14 +108,16 @@ def advance(
     message, call = found
     if plan.get("run") != run_of(message, call):
         return None  # a plan of another turn: the thread moved on
-    if not plan_sealed(key, thread_id, plan):
+    if not plan_sealed(key, thread_id, plan, step):
         return _joined(call, [], ALTERED)
     tasks = [dict(t) for t in plan["tasks"]]
     _collect(tasks, state.get("plan_results") or {}, key, thread_id, plan["run"])
     audit: list[dict[str, Any]] = []
     sends = _ready(tasks, key, thread_id, step, plan["run"], audit, allowed)
     if sends:
-        update = {"plan": seal_plan(key, thread_id, {**plan, "tasks": tasks}), "audit": audit}
+        # read next by the agent task after the tools step these tasks run at
+        sealed = seal_plan(key, thread_id, {**plan, "tasks": tasks}, step + 2)
+        update = {"plan": sealed, "audit": audit}
         return {"update": update, "goto": sends}
     joined = _joined(call, tasks)
     joined["update"]["audit"] = audit
