@@ -19,7 +19,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -55,11 +54,6 @@ def one_task(call_id: str, run: str, waits: dict[str, str], cancel: threading.Ev
     return run_task(call_, part, ctx, KEY, "board", False, ran)["plan_results"][call_id]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the board forgets the oldest of KEPT_RUNS plans by count, also one whose task"
-    " still waits: the outcome it waits for is gone and it waits for ever",
-)
 def test_a_task_still_gets_what_it_waits_for_while_many_other_plans_run() -> None:
     """Task 3 needs tasks 1 and 2. Task 2 ends at once; task 1 takes long, and meanwhile
     the plans of other threads (KEPT_RUNS of them) leave outcomes on the same board."""
@@ -268,3 +262,14 @@ def test_many_plans_at_once_on_a_small_default_executor_all_finish(tmp_path: Pat
 
     asyncio.run(main())
     assert len(RAN) == runs * length
+
+
+def test_a_collected_plan_leaves_nothing_on_the_board(tmp_path: Path) -> None:
+    """Its outcomes go once the agent node collects them: a board that keeps only plans in
+    flight forgets none a task still waits on, and a plan run again reads no stale outcome."""
+    RAN.clear()
+    first = plan((1, "peek", {"path": "a"}, []), (2, "peek", {"path": "b $1"}, []))
+    graph, config = graph_with(tmp_path, [first, say("two")])
+    assert go(graph, config, PLAN_MODE, context(tmp_path)) is None
+    assert len(RAN) == 2
+    assert not [key for key in BOARD._runs if key[0] == "g"]

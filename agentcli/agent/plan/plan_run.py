@@ -36,6 +36,7 @@ from agentcli.agent.plan.plan_task import (
     result_parts,
     value,
 )
+from agentcli.agent.plan.task_board import BOARD
 from agentcli.agent.review.approval_seals import ApprovalKey, seal_call
 from agentcli.agent.review.audit_records import audit_record
 
@@ -108,6 +109,7 @@ def advance(
     message, call = found
     if plan.get("run") != run_of(message, call):
         return None  # a plan of another turn: the thread moved on
+    BOARD.forget(thread_id, plan["run"])  # its last wave's tasks have all ended
     if not plan_sealed(key, thread_id, plan, step):
         return _joined(call, [], ALTERED)
     tasks = [dict(t) for t in plan["tasks"]]
