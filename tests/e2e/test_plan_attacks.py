@@ -256,11 +256,6 @@ def test_after_a_kill_a_task_cut_off_cannot_be_edited_and_done_stops_what_needs_
     audit_ok(agent)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the plan call beside an invalid call gets no reply of its own: it is settled as a"
-    " review a client dismissed (audit 'dismissed'; the model reads 'dismissed by the client')",
-)
 def test_a_plan_call_beside_an_invalid_call_is_told_why_it_did_not_run(agent: Agent) -> None:
     plan_args = {"tasks": [{"id": 1, "tool": "write_file", "args": {"path": "a", "content": "a"}}]}
     bad = ("write_file", "nonsense{")  # arguments that are not JSON at all

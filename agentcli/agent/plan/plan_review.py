@@ -167,7 +167,9 @@ def _checked(
     """The plan, or None with what went wrong in `turn` (for the model)."""
     for bad in message.invalid_tool_calls:
         turn.invalid(bad.get("id"), bad.get("name") or "unknown", bad.get("args"), "not valid JSON")
-    if len(message.tool_calls) > 1:
+    # with another call beside it, even one whose arguments are not JSON, the plan is not
+    # reviewed: it gets its own reply (else it would be settled as a dismissed review)
+    if len(message.tool_calls) > 1 or message.invalid_tool_calls:
         for other in message.tool_calls:
             turn.invalid(other["id"], other["name"], other["args"], ONLY_CALL)
         return None
