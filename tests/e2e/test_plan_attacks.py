@@ -194,9 +194,16 @@ def test_ctrl_c_while_a_task_waits_runs_nothing_on_a_half_result(agent: Agent) -
     child.sendintr()
     child.expect("interrupted", timeout=10)
     child.expect(PROMPT, timeout=20)
+    # the prompt is back while the step's tasks end in the background: leaving now would cut
+    # off a task still running (a question at the next run, and a traceback: not plan mode's)
+    deadline = time.monotonic() + 20
+    while (row := json.loads(agent.run("threads", "list", "--json").stdout)[0])[
+        "status"
+    ] == "running":
+        assert time.monotonic() < deadline, "the interrupted run never ended"
+        time.sleep(0.2)
     child.sendline("/exit")
     child.expect(pexpect.EOF, timeout=20)
-    [row] = json.loads(agent.run("threads", "list", "--json").stdout)
     later = agent.run("run", "--thread", row["thread_id"], "-y")
     assert later.returncode == 0, later.stderr
     # task 1 was stopped, task 2 never ran; task 3 (it may have waited for the workspace,
