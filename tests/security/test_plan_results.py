@@ -14,11 +14,16 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from langchain_core.messages import ToolMessage
 
 from agentcli.agent.plan.plan_check import read_plan
+from agentcli.agent.plan.plan_task import run_task
 from agentcli.agent.plan.substitution import references, substitute
+from agentcli.agent.review.approval_seals import ApprovalKey
+from agentcli.policy.approval_policy import Policy, Rule
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
 
@@ -179,3 +184,40 @@ def test_a_page_read_by_a_plan_goes_into_a_plain_word_as_data(agent: Agent) -> N
     assert tasks[2]["state"] == "done"
     assert not (agent.workspace / "PWNED").exists()
     assert (agent.workspace / "copy.txt").read_text() == "$(touch PWNED); touch PWNED"
+
+
+# -- the policy's second look at a task a person approved ----------------------------------
+
+
+def second_look(rules: tuple, template: str, result: str, who: str = "person") -> dict:
+    """Run task 2 (`template`, approved by `who`) of a plan whose task 1 returned `result`,
+    as the tools node does; its entry in plan_results."""
+    ctx = SimpleNamespace(policy=Policy(rules=rules), workspace=None, cancel=None)
+    call = {"id": "p.2", "name": "shell", "args": {"command": template}}
+    part = {"run": "second-look", "given": {"1": result}, "waits": {}, "who": who, "allowed": []}
+
+    def ran(ready: dict) -> dict:
+        return {"messages": [ToolMessage("exit code 0\nran", tool_call_id=ready["id"])]}
+
+    key = ApprovalKey(b"s" * 32)
+    return run_task(call, part, ctx, key, "t", False, ran)["plan_results"]["p.2"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="for a task a person approved, the second look stops only at deny rules: an ask"
+    " rule that the substituted command now meets runs without asking anyone",
+)
+def test_an_ask_rule_the_substituted_command_meets_is_not_passed_by() -> None:
+    """The person approved `git $1` (task 1's result: a branch name, they thought). An ask
+    rule says `git push*` always goes to a person; with `push` put in, nobody saw it."""
+    rules = (Rule("shell", "ask", "git push*"),)
+    entry = second_look(rules, "git $1 --dry-run", "push")
+    assert entry["outcome"] == "refused", entry
+
+
+def test_a_deny_rule_the_substituted_command_meets_refuses_it() -> None:
+    rules = (Rule("shell", "deny", "git push*"),)
+    entry = second_look(rules, "git $1 --dry-run", "push")
+    assert entry["outcome"] == "refused" and entry["why"].startswith("denied once")
+    assert second_look(rules, "git $1 --dry-run", "status")["outcome"] == "done"
