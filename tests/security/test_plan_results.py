@@ -221,3 +221,72 @@ def test_a_deny_rule_the_substituted_command_meets_refuses_it() -> None:
     entry = second_look(rules, "git $1 --dry-run", "push")
     assert entry["outcome"] == "refused" and entry["why"].startswith("denied once")
     assert second_look(rules, "git $1 --dry-run", "status")["outcome"] == "done"
+
+
+# -- results in paths and URLs: the part of the target the template fixed ---------------------
+
+# (tool, template args, result): the template fixes where the call goes (a folder, a host
+# suffix); the result moves it elsewhere, though the tools' own checks all pass
+PAYLOADS_TARGETS = [
+    ("fetch_url", {"url": "https://$1.github.io/profile"}, "attacker.invalid/#"),
+    ("fetch_url", {"url": "https://$1.github.io/profile"}, "x@attacker.invalid/#"),
+    ("fetch_url", {"url": "https://example.com$1"}, "@attacker.invalid/"),
+    ("fetch_url", {"url": "https://example.com$1"}, ".attacker.invalid/"),
+    ("write_file", {"path": "notes/$1.md", "content": "x"}, "../README"),
+    ("write_file", {"path": "notes/$1.md", "content": "x"}, "a/../../docs/index"),
+]
+
+
+def _target(tool: str, args: dict) -> str:
+    """Where a call goes: a URL's host, or a path's folder (as the tool resolves them)."""
+    from posixpath import dirname, normpath
+    from urllib.parse import urlsplit
+
+    if tool == "fetch_url":
+        return urlsplit(args["url"]).hostname or ""
+    return dirname(normpath(args["path"]))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a result goes into a URL or a path as it is: it can change the host or the folder"
+    " the template fixed, and a person-approved task meets only the deny rules again",
+)
+@pytest.mark.parametrize(("tool", "template", "result"), PAYLOADS_TARGETS)
+def test_a_result_cannot_move_a_task_to_another_host_or_folder(
+    tool: str, template: dict, result: str
+) -> None:
+    ran: list[dict] = []
+    ctx = SimpleNamespace(policy=Policy(), workspace=None, cancel=None)
+    call = {"id": "p.2", "name": tool, "args": template}
+    part = {"run": "targets", "given": {"1": result}, "waits": {}, "who": "person", "allowed": []}
+
+    def record(ready: dict) -> dict:
+        ran.append(ready["args"])
+        return {"messages": [ToolMessage("ok", tool_call_id=ready["id"])]}
+
+    run_task(call, part, ctx, ApprovalKey(b"u" * 32), "t", False, record)
+    expected = _target(tool, substitute(tool, template, {1: "plain"}))
+    assert all(_target(tool, args) == expected for args in ran), (ran, expected)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the person approved a note in notes/; the result put '../' in and README.md was"
+    " overwritten (inside the workspace: write_file's own checks pass)",
+)
+def test_a_result_cannot_move_a_write_out_of_the_folder_approved(agent: Agent) -> None:
+    (agent.workspace / "notes").mkdir()
+    (agent.workspace / "README.md").write_text("original\n")
+    agent.server.push(
+        plan_call(
+            (1, "shell", {"command": "printf '%s' ../README"}, []),  # a name from a page
+            (2, "write_file", {"path": "notes/$1.md", "content": "overwritten\n"}, [1]),
+        )
+    )
+    parked = agent.run("run", "--plan", "save a note", "-o", "json")
+    assert parked.returncode == 3, parked.stderr
+    agent.server.push(text("Saved."))
+    decided = agent.run("review", json.loads(parked.stdout)["thread_id"], "--approve", "all")
+    assert decided.returncode == 0, decided.stderr
+    assert (agent.workspace / "README.md").read_text() == "original\n"
