@@ -312,4 +312,7 @@ def test_a_new_message_after_ctrl_c_mid_plan_runs_none_of_the_rest(agent: Agent)
     assert "outside agentcli" not in told["content"], told["content"]
     # task 2 saw task 1 stopped (skipped), or was still deferred when the message came
     assert 'Task 2 write_file {"path": "later.txt", "content": "$1"}: not run' in told["content"]
+    records = json.loads(agent.run("audit", "--json").stdout)
+    task_two = [r["decision"] for r in records if r["call_id"].endswith(".2")]
+    assert task_two[-1] in ("skipped", "dismissed"), task_two  # the audit says it did not run
     audit_ok(agent)

@@ -19,7 +19,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -276,11 +275,6 @@ def test_a_collected_plan_leaves_nothing_on_the_board(tmp_path: Path) -> None:
     assert not [key for key in BOARD._runs if key[0] == "g"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a task that gives up because the task it waited for failed leaves no audit"
-    " record: the audit says it was approved, nothing that it did not run",
-)
 def test_a_task_skipped_while_it_waited_is_audited_as_not_run() -> None:
     run, cancel = "skipped/plan", threading.Event()
     BOARD.post("board", run, "s.1", Posted("failed"))
