@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import time
@@ -315,4 +316,71 @@ def test_a_new_message_after_ctrl_c_mid_plan_runs_none_of_the_rest(agent: Agent)
     records = json.loads(agent.run("audit", "--json").stdout)
     task_two = [r["decision"] for r in records if r["call_id"].endswith(".2")]
     assert task_two[-1] in ("skipped", "dismissed"), task_two  # the audit says it did not run
+    audit_ok(agent)
+
+
+def test_a_kill_while_a_task_waits_asks_only_about_the_one_that_started(agent: Agent) -> None:
+    wait = "for i in $(seq 300); do [ -f go ] && break; sleep 0.1; done"
+    agent.server.push(
+        plan(
+            (1, "shell", {"command": f"echo one >> ran.log; {wait}; echo result-$RANDOM"}, []),
+            (2, "shell", {"command": "echo two $1 >> ran.log"}, [1]),
+        )
+    )
+    thread, _ = parked_thread(agent)  # approved by a person: the tasks run in `review`
+    child = subprocess.Popen(
+        [AGENTCLI, "review", thread, "--approve", "all"],
+        cwd=agent.workspace,
+        env=agent.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    log = agent.workspace / "ran.log"
+    deadline = time.monotonic() + 30
+    while "one" not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline and child.poll() is None, "task 1 never started"
+        time.sleep(0.05)
+    time.sleep(0.3)  # task 2 waits for task 1 on the board of a process about to die
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait(10)
+    (agent.workspace / "go").touch()
+    listed = json.loads(agent.run("review", thread, "--json").stdout)
+    assert [(p["call_id"].rsplit(".", 1)[1], p.get("rerun")) for p in listed] == [("1", "started")]
+    agent.server.push(text("Both, task 1 twice."))
+    decided = agent.run("review", thread, "--approve", "all")
+    assert decided.returncode == 0, decided.stderr
+    lines = log.read_text().split()
+    done = outcome(agent, thread)
+    second_result = shlex.split(done[2]["ran_args"]["command"])[2]  # what $1 stood for
+    assert second_result.startswith("result-")  # task 1's output, of the run asked about
+    assert lines == ["one", "one", "two", second_result.strip()]
+    audit_ok(agent)
+
+
+def test_call_ids_a_server_numbers_again_each_turn_never_mix_two_plans(agent: Agent) -> None:
+    """Both plans are call_1 with tasks call_1.1 and call_1.2 in one thread: the second
+    plan's $1 is its own task 1's result, and nothing of the first runs again."""
+    agent.server.push(
+        plan(
+            (1, "shell", {"command": "echo first-plan >> ran.log; echo FIRST"}, []),
+            (2, "shell", {"command": "echo got $1 >> ran.log"}, [1]),
+        ),
+        text("First done."),
+    )
+    first = agent.run("run", "--plan", "one", "-y", "-o", "json")
+    assert first.returncode == 0, first.stderr
+    thread = json.loads(first.stdout)["thread_id"]
+    agent.server.restart_call_ids()
+    agent.server.push(
+        plan(
+            (1, "shell", {"command": "echo second-plan >> ran.log; echo SECOND"}, []),
+            (2, "shell", {"command": "echo got $1 >> ran.log"}, [1]),
+        ),
+        text("Second done."),
+    )
+    second = agent.run("run", "--thread", thread, "--plan", "two", "-y")
+    assert second.returncode == 0, second.stderr
+    lines = (agent.workspace / "ran.log").read_text().split()
+    assert lines == ["first-plan", "got", "FIRST", "second-plan", "got", "SECOND"]
     audit_ok(agent)
