@@ -1,6 +1,7 @@
 """The terminal review of a plan: the whole plan at once, then one choice for all of it.
 
-Every task is shown with its arguments, the tasks it needs and what decides it (you, the
+Every task is shown with its arguments (whole for the tasks you decide; cut at ARGS_SHOWN
+characters for those the policy decides), the tasks it needs and what decides it (you, the
 policy, a deny rule). `a` approves every task you were asked about that you did not drop;
 `e N` edits task N's arguments (as the review of a single call does); `d N` drops task N,
 and says which tasks go with it (those that need it); `k N` keeps a dropped task again;
@@ -26,7 +27,10 @@ from agentcli.ui.review_prompt import Checker, edit_arguments
 from agentcli.ui.safe_text import safe_line, styled
 
 CHOICES = "[a]pprove  [e]dit N  [d]rop N  [k]eep N  [f]eedback  [v]iew all  [q]uit > "
-ARGS_SHOWN = 160  # characters of a task's arguments on its line (v shows them whole)
+# characters of the arguments of a task the policy decides, on its line (v shows them whole);
+# a task you are asked about is shown whole, as the review of a single call is: `a`
+# approves nothing you were not shown
+ARGS_SHOWN = 160
 VERDICTS = {"allowed": ("runs: ", "green"), "denied": ("denied: ", "red"), "ask": ("", "")}
 
 
@@ -148,7 +152,8 @@ def _show(
         line = Text(f"{number:>3}  ", style="bold")
         line.append_text(safe_line(task["tool"], "bold"))
         line.append(" ")
-        line.append_text(safe_line(_clip(json.dumps(_args(task, edits), ensure_ascii=False))))
+        shown = json.dumps(_args(task, edits), ensure_ascii=False)
+        line.append_text(safe_line(shown if number in asked else _clip(shown)))
         if task.get("deps"):
             line.append(f"  after {_listed(task['deps'])}", style="dim")
         line.append("  ")

@@ -143,7 +143,8 @@ def make_plan_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two node halve
             if asking
             else []
         )
-        return _decided(state, ctx, key, thread, message, call, plan, pending, review, decisions)
+        asked_at = (key, thread, step)
+        return _decided(state, ctx, asked_at, message, call, plan, pending, review, decisions)
 
     return review, approve
 
@@ -166,7 +167,9 @@ def _checked(
     """The plan, or None with what went wrong in `turn` (for the model)."""
     for bad in message.invalid_tool_calls:
         turn.invalid(bad.get("id"), bad.get("name") or "unknown", bad.get("args"), "not valid JSON")
-    if len(message.tool_calls) > 1:
+    # with another call beside it, even one whose arguments are not JSON, the plan is not
+    # reviewed: it gets its own reply (else it would be settled as a dismissed review)
+    if len(message.tool_calls) > 1 or message.invalid_tool_calls:
         for other in message.tool_calls:
             turn.invalid(other["id"], other["name"], other["args"], ONLY_CALL)
         return None
@@ -242,8 +245,7 @@ def _denied_reasons(review: Any) -> dict[str, str]:
 def _decided(
     state: Any,
     ctx: RunContext,
-    key: Any,
-    thread: str,
+    asked_at: tuple[Any, str, int],
     message: AIMessage,
     call: Mapping[str, Any],
     plan: Plan,
@@ -251,7 +253,9 @@ def _decided(
     review: Any,
     decisions: Sequence[Mapping[str, Any]],
 ) -> Command:
-    """The plan as decided: sent back with feedback, or left approved for the agent node."""
+    """The plan as decided: sent back with feedback, or left approved for the agent node
+    (`asked_at`: the key, thread and step of this approve task)."""
+    key, thread, step = asked_at
     allowed = allowed_tools(key, thread, state)
     audit: list[dict[str, Any]] = []
     outcome: dict[str, dict[str, Any]] = {}  # task call id -> who, args, state, why
@@ -303,7 +307,8 @@ def _decided(
         return Command(update={**update, "messages": [reply]}, goto="agent")
     tasks = _states(plan, str(call["id"]), outcome, dropped, audit)
     approved = {"run": run_of(message, call), "tasks": tasks}
-    update |= {"plan": seal_plan(key, thread, approved), "plan_results": Overwrite({})}
+    plan_state = seal_plan(key, thread, approved, step + 1)  # the agent task's, next
+    update |= {"plan": plan_state, "plan_results": Overwrite({})}
     return Command(update=update, goto="agent")
 
 

@@ -23,7 +23,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, RemoveMessage, ToolCall, ToolMessage
 from langgraph.types import Overwrite, Send
 
 from agentcli.agent.plan import PLAN, PLAN_RESULTS
@@ -36,24 +36,32 @@ from agentcli.agent.plan.plan_task import (
     result_parts,
     value,
 )
+from agentcli.agent.plan.task_board import BOARD
 from agentcli.agent.review.approval_seals import ApprovalKey, seal_call
 from agentcli.agent.review.audit_records import audit_record
 
 APPROVED, RUNNING, DROPPED = "approved", "running", "dropped"
 FINISHED = (DONE, FAILED, DROPPED, SKIPPED, REFUSED)
 ALTERED = "not run: the plan's state was changed from outside agentcli's review"
+LEFT = "not run: the plan was stopped, and a new message came before this task ran"
 
 
-def seal_plan(key: ApprovalKey, thread_id: str, plan: Mapping[str, Any]) -> dict[str, Any]:
+def seal_plan(
+    key: ApprovalKey, thread_id: str, plan: Mapping[str, Any], step: int
+) -> dict[str, Any]:
+    """The plan sealed for `step`, the step of the agent task that reads it next: the
+    approve node's next step, or the one after the tools step a wave runs at. Steps only
+    grow along a thread, so a sealed plan written back later (a task's state from before it
+    ran) is not believed, and its tasks do not run again."""
     body = {k: v for k, v in plan.items() if k != "seal"}
-    return {**body, "seal": key.seal("plan", thread_id, body)}
+    return {**body, "seal": key.seal("plan", thread_id, step, body)}
 
 
-def plan_sealed(key: ApprovalKey, thread_id: str, plan: Any) -> bool:
+def plan_sealed(key: ApprovalKey, thread_id: str, plan: Any, step: int) -> bool:
     if not isinstance(plan, Mapping):
         return False
     body = {k: v for k, v in plan.items() if k != "seal"}
-    return key.check(plan.get("seal"), "plan", thread_id, body)
+    return key.check(plan.get("seal"), "plan", thread_id, step, body)
 
 
 def pending_plan_call(messages: Sequence[Any]) -> tuple[AIMessage, dict[str, Any]] | None:
@@ -102,14 +110,19 @@ def advance(
     message, call = found
     if plan.get("run") != run_of(message, call):
         return None  # a plan of another turn: the thread moved on
-    if not plan_sealed(key, thread_id, plan):
+    BOARD.forget(thread_id, plan["run"])  # its last wave's tasks have all ended
+    if later := _after(state.get("messages", []), message):  # the person moved on
+        return _left(call, later, state.get("plan_results") or {}, key, thread_id, plan["run"])
+    if not plan_sealed(key, thread_id, plan, step):
         return _joined(call, [], ALTERED)
     tasks = [dict(t) for t in plan["tasks"]]
     _collect(tasks, state.get("plan_results") or {}, key, thread_id, plan["run"])
     audit: list[dict[str, Any]] = []
     sends = _ready(tasks, key, thread_id, step, plan["run"], audit, allowed)
     if sends:
-        update = {"plan": seal_plan(key, thread_id, {**plan, "tasks": tasks}), "audit": audit}
+        # read next by the agent task after the tools step these tasks run at
+        sealed = seal_plan(key, thread_id, {**plan, "tasks": tasks}, step + 2)
+        update = {"plan": sealed, "audit": audit}
         return {"update": update, "goto": sends}
     joined = _joined(call, tasks)
     joined["update"]["audit"] = audit
@@ -188,6 +201,51 @@ def _ready(
         sent.add(task["id"])
         task.update(state=RUNNING)
     return sends
+
+
+def _after(messages: Sequence[Any], turn: AIMessage) -> list[Any]:
+    """What came after the plan's turn other than tool messages: a new message, sent
+    while the plan was stopped (Ctrl-C, an error) with tasks left."""
+    index = next((i for i, m in enumerate(messages) if m is turn), len(messages))
+    return [m for m in messages[index + 1 :] if not isinstance(m, ToolMessage)]
+
+
+def _left(
+    call: Mapping[str, Any],
+    later: list[Any],
+    results: Mapping[str, Any],
+    key: Any,
+    thread: str,
+    run: str,
+) -> dict[str, Any]:
+    """The plan's one result once the person moved on: the tasks that ran (their sealed
+    results), the rest not run and audited so; it goes right after the plan call, before
+    what came since (a tool result after a user message is a request servers refuse)."""
+    tasks: list[dict[str, Any]] = []
+    audit: list[dict[str, Any]] = []
+    for raw in (call.get("args") or {}).get("tasks") or []:
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("id"), int):
+            continue
+        call_id = f"{call['id']}.{raw['id']}"
+        task = {"id": raw["id"], "call_id": call_id, "tool": str(raw.get("tool"))}
+        task |= {"args": raw.get("args"), "deps": raw.get("deps") or []}
+        task |= {"state": DROPPED, "why": LEFT}
+        found = results.get(call_id)
+        entry: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        sealed = key.check(entry.get("seal"), *result_parts(thread, run, call_id, entry))
+        if sealed and entry.get("outcome") in (DONE, FAILED, SKIPPED, REFUSED):
+            task.update(state=entry["outcome"], why=entry.get("why"))
+            task["ran_args"] = entry.get("ran_args")
+            if isinstance(entry.get("content"), str):
+                task["result"] = entry["content"]
+        else:
+            audit.append(_record(task, "dismissed", "agentcli", f"plan: {LEFT}"))
+        tasks.append(task)
+    joined = _joined(call, tasks)
+    [reply] = joined["update"]["messages"]
+    moved = [RemoveMessage(id=m.id) for m in later]
+    joined["update"].update(messages=[*moved, reply, *later], audit=audit)
+    return joined
 
 
 def _record(task: Mapping[str, Any], decision: str, who: str, by: str, **extra: Any) -> dict:

@@ -87,6 +87,7 @@ def _task(
                 why = (
                     f"task {number} {'failed' if got[call_id].outcome == FAILED else 'did not run'}"
                 )
+                audit.append(audit_record(call, "skipped", "agentcli", f"plan: {why}"))
                 return {"outcome": SKIPPED, "why": why}, Posted(SKIPPED), {}
             values[number] = got[call_id].value
     args = substitute(call["name"], call["args"], values)

@@ -14,7 +14,8 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import Any
 
-REFERENCE = re.compile(r"\$(?:\{(\d+)\}|(\d+)(?!\d))")
+# ASCII digits only: `\d` would read `$١` or `$１` as task 1, which no person reads as `$1`
+REFERENCE = re.compile(r"\$(?:\{([0-9]+)\}|([0-9]+)(?![0-9]))")
 SHELL = "shell"
 
 

@@ -113,7 +113,7 @@ def test_a_result_goes_into_a_shell_command_as_one_quoted_word() -> None:
 def _state(plan_tasks: list[dict], results: dict | None = None, seal: bool = True) -> dict:
     message = AIMessage("", id="m1", tool_calls=[{"id": "c1", "name": "plan", "args": {}}])
     plan = {"run": RUN, "tasks": plan_tasks}
-    plan = seal_plan(KEY, "t", plan) if seal else {**plan, "seal": "forged"}
+    plan = seal_plan(KEY, "t", plan, 5) if seal else {**plan, "seal": "forged"}
     return {
         "messages": [HumanMessage("go"), message],
         "plan": plan,
