@@ -5,7 +5,8 @@ In a shell command `$N` becomes one quoted word (substitution.py). Every payload
 under real bash after substitution, in a scratch folder, and must not create PWNED. Where the
 reference is a plain word of the command that holds; inside double or single quotes, a
 here-document, backticks or bash arithmetic it does not (the quoting a person would write
-around "$1" turns the quoted result back into shell syntax), which the xfail tests record.
+around "$1" turns the quoted result back into shell syntax): such a plan is refused before
+review (agent/plan/result_targets.py), and checked again once the result is in.
 The e2e tests run one such plan through the installed command and `review --approve all`.
 """
 
@@ -21,6 +22,7 @@ from langchain_core.messages import ToolMessage
 
 from agentcli.agent.plan.plan_check import read_plan
 from agentcli.agent.plan.plan_task import run_task
+from agentcli.agent.plan.result_targets import moved
 from agentcli.agent.plan.substitution import references, substitute
 from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.policy.approval_policy import Policy, Rule
@@ -87,24 +89,26 @@ def test_a_result_put_in_as_a_plain_word_stays_one_word(
         assert bash(ran, tmp_path).stdout == result
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="substitution.py quotes a result for the top level of the command only: inside"
-    " quotes, a here-document, backticks or arithmetic the quoted result is shell code again",
-)
 @pytest.mark.parametrize(("command", "result"), PAYLOADS_QUOTED)
 def test_a_result_inside_quotes_or_arithmetic_never_runs_as_a_command(
     tmp_path: Path, command: str, result: str
 ) -> None:
+    """Each of these runs the result as code in bash (checked here). The plan is refused
+    before anyone reviews it, naming the reference; and were such a template run anyway,
+    the check once the result is in refuses it too."""
+    ran = substitute("shell", {"command": command}, {1: result})["command"]
+    bash(ran, tmp_path)
+    assert (tmp_path / "PWNED").exists() or command.startswith(("awk", "echo '$1'")), ran
     tasks = [
         {"id": 1, "tool": "shell", "args": {"command": "cat page.txt"}},
         {"id": 2, "tool": "shell", "args": {"command": command}},
     ]
     plan = read_plan({"tasks": tasks}, {"shell": _shell_tool()})
-    assert not isinstance(plan, str) and plan.tasks[1].deps == (1,)  # a valid plan: reviewed
-    ran = substitute("shell", {"command": command}, {1: result})["command"]
-    bash(ran, tmp_path)
-    assert not (tmp_path / "PWNED").exists(), f"approved {command!r}, ran {ran!r}"
+    assert isinstance(plan, str) and plan.startswith("task 2 (shell): $1 in the command"), plan
+    if '"$' in command or '"${' in command or "`" in command or "<<" in command:
+        # in double quotes, backticks or a here-document bash reads other commands: the
+        # second check refuses it too (arithmetic and single quotes only the first catches)
+        assert moved("shell", {"command": command}, {"command": ran}, {1}, {1: result})
 
 
 # `\d` is any Unicode digit: `$١` (ARABIC-INDIC DIGIT ONE) or `$１` (FULLWIDTH) would stand for
@@ -155,26 +159,32 @@ def approve_plan(agent: Agent, command: str) -> dict[int, dict]:
     return {task["id"]: task for task in planned["plan"]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a page's $(...) runs inside the double quotes of an approved 'echo \"$1\"'",
-)
 def test_a_page_read_by_a_plan_cannot_run_a_command_in_the_next_task(agent: Agent) -> None:
     (agent.workspace / "page.txt").write_text("$(touch PWNED)")
-    tasks = approve_plan(agent, 'echo "$1" > copy.txt')
-    assert tasks[2]["state"] == "done"
+    agent.server.push(
+        plan_call(
+            (1, "shell", {"command": "cat page.txt"}, []),
+            (2, "shell", {"command": 'echo "$1" > copy.txt'}, [1]),
+        ),
+        text("I will plan it another way."),
+    )
+    result = agent.run("run", "--plan", "copy the page", "-o", "json")
+    assert result.returncode == 0, result.stderr  # nothing to review: the plan went back
     assert not (agent.workspace / "PWNED").exists()
+    told = agent.server.requests[-1]["messages"][-1]
+    assert told["role"] == "tool" and "$1 in the command" in told["content"]
 
 
 def test_a_deny_rule_stops_what_a_result_would_run(agent: Agent) -> None:
     """The policy's second look: with the substituted command in front of it, a deny rule
-    refuses the task (the same plan as above, with `touch` denied)."""
+    refuses the task: the person approved `git $1 keep.txt`, the page said `rm`."""
     config = Path(agent.env["XDG_CONFIG_HOME"]) / "agentcli" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text('[[approval.rules]]\ntool = "shell"\nmatch = "touch *"\ndecision = "deny"\n')
-    (agent.workspace / "page.txt").write_text("$(touch PWNED)")
-    tasks = approve_plan(agent, 'echo "$1" > copy.txt')
-    assert not (agent.workspace / "PWNED").exists()
+    config.write_text('[[approval.rules]]\ntool = "shell"\nmatch = "git rm *"\ndecision = "deny"\n')
+    (agent.workspace / "page.txt").write_text("rm")
+    (agent.workspace / "keep.txt").write_text("kept")
+    tasks = approve_plan(agent, "git $1 keep.txt")
+    assert (agent.workspace / "keep.txt").exists()
     assert tasks[2]["state"] == "refused" and "denied once" in tasks[2]["why"]
 
 
@@ -203,11 +213,6 @@ def second_look(rules: tuple, template: str, result: str, who: str = "person") -
     return run_task(call, part, ctx, key, "t", False, ran)["plan_results"]["p.2"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="for a task a person approved, the second look stops only at deny rules: an ask"
-    " rule that the substituted command now meets runs without asking anyone",
-)
 def test_an_ask_rule_the_substituted_command_meets_is_not_passed_by() -> None:
     """The person approved `git $1` (task 1's result: a branch name, they thought). An ask
     rule says `git push*` always goes to a person; with `push` put in, nobody saw it."""
@@ -247,11 +252,6 @@ def _target(tool: str, args: dict) -> str:
     return dirname(normpath(args["path"]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a result goes into a URL or a path as it is: it can change the host or the folder"
-    " the template fixed, and a person-approved task meets only the deny rules again",
-)
 @pytest.mark.parametrize(("tool", "template", "result"), PAYLOADS_TARGETS)
 def test_a_result_cannot_move_a_task_to_another_host_or_folder(
     tool: str, template: dict, result: str
@@ -270,11 +270,6 @@ def test_a_result_cannot_move_a_task_to_another_host_or_folder(
     assert all(_target(tool, args) == expected for args in ran), (ran, expected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the person approved a note in notes/; the result put '../' in and README.md was"
-    " overwritten (inside the workspace: write_file's own checks pass)",
-)
 def test_a_result_cannot_move_a_write_out_of_the_folder_approved(agent: Agent) -> None:
     (agent.workspace / "notes").mkdir()
     (agent.workspace / "README.md").write_text("original\n")

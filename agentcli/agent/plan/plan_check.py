@@ -18,6 +18,7 @@ from langchain_core.messages import ToolCall
 from langchain_core.tools import BaseTool
 
 from agentcli.agent.plan import MAX_TASKS, PLAN
+from agentcli.agent.plan.result_targets import placement
 from agentcli.agent.plan.substitution import references
 from agentcli.agent.review.argument_check import validate_args
 
@@ -90,6 +91,8 @@ def read_plan(args: Any, by_name: Mapping[str, BaseTool]) -> Plan | str:
             return f"task {task_id} depends on task {missing[0]}, which is not in the plan"
         if task_id in needed:
             return f"task {task_id} depends on itself"
+        if problem := placement(tool, task_args, set(ids)):
+            return f"task {task_id} ({tool}): {problem}"
         plan[task_id] = Task(task_id, tool, task_args, tuple(sorted(needed)))
     ordered = _in_order(plan)
     if isinstance(ordered, str):

@@ -22,6 +22,7 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
+from agentcli.agent.plan.result_targets import moved
 from agentcli.agent.plan.substitution import substitute
 from agentcli.agent.plan.task_board import BOARD, Posted
 from agentcli.agent.review.approval_seals import ApprovalKey
@@ -92,7 +93,11 @@ def _task(
             values[number] = got[call_id].value
     args = substitute(call["name"], call["args"], values)
     if args != call["args"]:
-        refusal = _refused(call, args, plan, ctx, audit)
+        refusal = moved(call["name"], call["args"], args, set(values), values)
+        if refusal is None:
+            refusal = _refused(call, args, plan, ctx, audit)
+        else:
+            audit.append(audit_record(call, "refused", "agentcli", refusal, ran_args=args))
         if refusal:
             return {"outcome": REFUSED, "why": refusal, "ran_args": args}, Posted(REFUSED), {}
         audit.append(
@@ -142,15 +147,30 @@ def _refused(
     if policy is None:
         return None
     allowed = list(plan.get("allowed") or [])
-    verdict = policy.decide(call["name"], args, allowed, workspace=getattr(ctx, "workspace", None))
+    workspace = getattr(ctx, "workspace", None)
+
+    def ask(with_args: Any) -> Any:
+        return policy.decide(call["name"], with_args, allowed, workspace=workspace)
+
+    verdict = ask(args)
     if verdict.decision == "deny":
         audit.append(audit_record(call, "denied", verdict.who, verdict.by, ran_args=args))
         return f"denied once its deps' results were put in: {verdict.refusal}"
     if plan.get("who") not in PEOPLE and verdict.decision != "allow":
         why = "the rule that allowed it does not allow it with its deps' results put in"
-        audit.append(audit_record(call, "refused", "agentcli", why, ran_args=args))
-        return f"{why}; a person must review it (call plan again)"
-    return None
+    elif verdict.decision == "ask" and verdict.by != "default" and _newly(call, verdict, ask):
+        why = f"with its deps' results put in it meets {verdict.by}, which asks a person"
+    else:
+        return None
+    audit.append(audit_record(call, "refused", "agentcli", why, ran_args=args))
+    return f"{why}; a person must review it (call plan again)"
+
+
+def _newly(call: Mapping[str, Any], verdict: Any, ask: Callable[[Any], Any]) -> bool:
+    """Whether the rule that asks about the task with its results in did not already ask
+    about it as the person saw it (they approved it knowing that rule)."""
+    before = ask(call["args"])
+    return (before.decision, before.by) != (verdict.decision, verdict.by)
 
 
 def _shell_ok(tool: str, content: str) -> bool:

@@ -2,9 +2,10 @@
 
 A reference counts only for a task of the plan (plan_check.py makes it a dependency), so
 other dollars are left as they are. In a shell command the result goes in as one quoted
-word (shlex.quote): a result is data, and can never add shell syntax to a command a person
-approved. Elsewhere (a path, a URL, a file's content) it goes in as it is; the tools still
-check what they are given, and the policy's deny rules are asked again on the result.
+word (shlex.quote), which keeps it data where the reference may stand at all: a plain
+argument word (result_targets.py). Elsewhere (a path, a URL, a file's content) it goes in as
+it is; result_targets.py keeps a path in its folder and a URL on its host, the tools check
+what they are given, and the policy looks again at the arguments with the results in.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 # ASCII digits only: `\d` would read `$١` or `$１` as task 1, which no person reads as `$1`
 REFERENCE = re.compile(r"\$(?:\{([0-9]+)\}|([0-9]+)(?![0-9]))")
 SHELL = "shell"
+MARKER = "AGENTCLITASKRESULT{}X"  # letters and digits: one plain word where it stands
 
 
 def references(value: Any, tasks: set[int]) -> set[int]:
@@ -26,6 +28,23 @@ def references(value: Any, tasks: set[int]) -> set[int]:
         for match in REFERENCE.finditer(text):
             found.add(int(match[1] or match[2]))
     return found & tasks
+
+
+def marked(text: str, tasks: set[int]) -> tuple[str, dict[str, int]]:
+    """`text` with each reference to a task of `tasks` replaced by a marker (a plain word,
+    MARKER), and which task each marker stands for: what a shell command looks like to bash
+    with a result in, before there is one (plan/result_targets.py)."""
+    markers: dict[str, int] = {}
+
+    def one(match: re.Match[str]) -> str:
+        task = int(match[1] or match[2])
+        if task not in tasks:
+            return match[0]
+        marker = MARKER.format(task)
+        markers[marker] = task
+        return marker
+
+    return REFERENCE.sub(one, text), markers
 
 
 def substitute(tool: str, args: Mapping[str, Any], results: Mapping[int, str]) -> dict[str, Any]:
