@@ -5,9 +5,6 @@ tasks, a kill during a plan, and the chat's plan review."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -17,7 +14,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.e2e.conftest import AGENTCLI, Agent
+from tests.e2e.conftest import Agent
+from tests.helpers.killing import kill_when_logged
 from tests.helpers.scripted_server import text, tool_calls
 from tests.helpers.terminal import PROMPT
 from tests.helpers.tooling import local_http
@@ -184,21 +182,8 @@ def test_a_kill_during_a_plan_resumes_without_running_finished_tasks_again(
             (3, "shell", {"command": "echo three >> ran.log"}, [2]),
         )
     )
-    child = subprocess.Popen(
-        [AGENTCLI, "run", "--plan", "three steps", "-y"],
-        cwd=agent.workspace,
-        env=agent.env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
     log = agent.workspace / "ran.log"
-    deadline = time.monotonic() + 30
-    while "two" not in (log.read_text() if log.exists() else ""):
-        assert time.monotonic() < deadline and child.poll() is None, "task 2 never started"
-        time.sleep(0.05)
-    os.killpg(child.pid, signal.SIGKILL)
-    child.wait(10)
+    kill_when_logged(agent, ["run", "--plan", "three steps", "-y"], log, "two")
     [row] = json.loads(agent.run("threads", "list", "--json").stdout)
     thread = row["thread_id"]
     (agent.workspace / "go").touch()

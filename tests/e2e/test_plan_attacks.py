@@ -18,6 +18,7 @@ import pexpect
 
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.e2e.test_plan import CHOICE, PROMPT, outcome, plan
+from tests.helpers.killing import kill_when_logged
 from tests.helpers.scripted_server import text, tool_calls
 
 
@@ -328,22 +329,9 @@ def test_a_kill_while_a_task_waits_asks_only_about_the_one_that_started(agent: A
         )
     )
     thread, _ = parked_thread(agent)  # approved by a person: the tasks run in `review`
-    child = subprocess.Popen(
-        [AGENTCLI, "review", thread, "--approve", "all"],
-        cwd=agent.workspace,
-        env=agent.env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
     log = agent.workspace / "ran.log"
-    deadline = time.monotonic() + 30
-    while "one" not in (log.read_text() if log.exists() else ""):
-        assert time.monotonic() < deadline and child.poll() is None, "task 1 never started"
-        time.sleep(0.05)
-    time.sleep(0.3)  # task 2 waits for task 1 on the board of a process about to die
-    os.killpg(child.pid, signal.SIGKILL)
-    child.wait(10)
+    # task 2 waits for task 1 on the board of a process about to die
+    kill_when_logged(agent, ["review", thread, "--approve", "all"], log, "one", settle=0.3)
     (agent.workspace / "go").touch()
     listed = json.loads(agent.run("review", thread, "--json").stdout)
     assert [(p["call_id"].rsplit(".", 1)[1], p.get("rerun")) for p in listed] == [("1", "started")]
