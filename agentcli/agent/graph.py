@@ -38,6 +38,7 @@ from agentcli.agent.text_calls.prompt import as_text, describe
 from agentcli.agent.text_calls.recovery import with_text_calls
 from agentcli.agent.text_calls.stream import HeldBack
 from agentcli.agent.tools_node import make_tools_node
+from agentcli.agent.turn_order import forget_turn
 from agentcli.errors import Interrupted
 from agentcli.threads.stopped_answer import INTERRUPTED, was_stopped
 
@@ -173,6 +174,7 @@ def build_graph(
         if ctx.cancel is not None and ctx.cancel.is_set():  # Ctrl-C: no further model call
             raise Interrupted("interrupted before the model was asked again")
         key, thread = key_of(ctx), thread_of(config)
+        forget_turn(thread, step_of(config) - 1)  # the calls of the step before have ended
         allowed = allowed_tools(key, thread, state)
         if moved := advance(state, key, thread, step_of(config), allowed):  # a plan runs
             return Command(update=moved["update"], goto=moved["goto"])

@@ -32,6 +32,7 @@ from agentcli.agent.review.audit_records import audit_record
 from agentcli.agent.review.cut_off_calls import ask_again, journal_key, settle
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import OFF, UNCONFINED, ran_under, would_confine
+from agentcli.agent.turn_order import STOPPED, turn_of
 from agentcli.agent.undo_snapshots import snapshotted
 from agentcli.decisions import PLAN_RERUN_DECISIONS, RERUN_DECISIONS
 from agentcli.threads.call_journal import RunProcess
@@ -57,9 +58,13 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         call = task["tool_call"]
         unconfined = task.get("sandbox") == UNCONFINED  # sealed with the call: checked above
         plan = task.get("plan")  # a plan's task (sealed too): plan/plan_task.py runs it
-        task = {k: v for k, v in task.items() if k not in ("approval", "sandbox", "plan")}
+        after = task.get("after") or []  # the calls of its turn it runs after (sealed too)
+        task = {k: v for k, v in task.items() if k not in ("approval", "sandbox", "plan", "after")}
+        resuming = bool(config["configurable"].get(CONFIG_KEY_RESUMING))
         if plan is None:
-            return _run(task, call, unconfined, runtime, config)
+            cancel = runtime.context.cancel
+            with turn_of(thread_id, step_of(config), call["id"], after, resuming, cancel) as go:
+                return _run(task, call, unconfined, runtime, config) if go else _stopped(call)
 
         def run(ready: dict[str, Any]) -> Any:  # the call with its deps' results put in
             ready_task = {**task, "tool_call": ready}
@@ -68,7 +73,6 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         def cut_off() -> tuple[Any, dict[str, Any]] | None:  # no edit: its arguments held results
             return _asked_again(call, runtime.context, config, PLAN_RERUN_DECISIONS)
 
-        resuming = bool(config["configurable"].get(CONFIG_KEY_RESUMING))
         return run_task(call, plan, runtime.context, key, thread_id, resuming, run, cut_off)
 
     def _asked_again(
@@ -182,6 +186,13 @@ def _redacted(result: Any, redactor: Any) -> Any:
             message.content = redactor.value(message.content)
             message.artifact = redactor.value(message.artifact)
     return result
+
+
+def _stopped(call: Any) -> dict[str, Any]:
+    """A call of a turn that never ran: Ctrl-C came while it waited for the calls before it."""
+    said = ToolMessage(STOPPED, tool_call_id=call["id"], name=call["name"], status="error")
+    stopped = audit_record(call, "skipped", "agentcli", "stopped before its turn")
+    return {"messages": [said], "audit_pending": [stopped]}
 
 
 def _not_approved(task: Any) -> dict[str, Any]:

@@ -67,9 +67,10 @@ ROWS = {
         "tokens vs the parallel loop",
     ],
     "parallel.py": [
-        "policy-approved: send() to the answer",
-        "person-approved: decide() to the answer",
-        "person-approved: send() to the review",
+        "reads, policy-approved: send() to the answer",
+        "reads, person-approved: decide() to the answer",
+        "changes, in turn: send() to the answer",
+        "reads, person-approved: send() to the review",
     ],
     "context.py": [  # 30 turns against an 8k window, compaction on and off
         "prompt tokens, turn 10",

@@ -26,7 +26,7 @@ from langgraph.types import Command, interrupt
 
 from agentcli.agent.graph import build_graph
 from agentcli.agent.plan.plan_task import run_task
-from agentcli.agent.plan.task_board import BOARD, KEPT_RUNS, Posted
+from agentcli.agent.task_board import BOARD, KEPT_RUNS, Posted
 from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.state import RunContext
 from agentcli.policy.approval_policy import Policy

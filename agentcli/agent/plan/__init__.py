@@ -2,7 +2,7 @@
 as a graph (LLMCompiler): the `plan` tool (plan_tool.py), plans read and checked
 (plan_check.py), results substituted into later tasks (substitution.py), the plan's review
 (plan_review.py), what its decisions make of it (plan_decisions.py), and its run and join
-(plan_run.py, plan_task.py, task_board.py; where results may go: result_targets.py).
+(plan_run.py, plan_task.py, ../task_board.py; where results may go: result_targets.py).
 
 The names here are the contract's, kept light (no LangChain) for the terminal's renderer."""
 

@@ -36,9 +36,9 @@ from agentcli.agent.plan.plan_task import (
     result_parts,
     value,
 )
-from agentcli.agent.plan.task_board import BOARD
 from agentcli.agent.review.approval_seals import ApprovalKey, seal_call
 from agentcli.agent.review.audit_records import audit_record
+from agentcli.agent.task_board import BOARD
 
 APPROVED, RUNNING, DROPPED = "approved", "running", "dropped"
 FINISHED = (DONE, FAILED, DROPPED, SKIPPED, REFUSED)

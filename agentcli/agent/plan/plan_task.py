@@ -2,7 +2,7 @@
 
 The agent node sends a wave's tasks together (plan_run.py); each task's sealed `plan` part
 says which results it was given (tasks done in earlier waves) and which tasks of its own
-wave it waits for. It waits for those here, in this process (task_board.py), so it starts
+wave it waits for. It waits for those here, in this process (agent/task_board.py), so it starts
 as soon as they are done, not when the whole wave is. A task LangGraph runs again after a
 crash (the first step of a resumed run) does not wait: the tasks it needs may have finished
 in the process that died, their results saved but not posted here, so it is deferred, runs
@@ -24,9 +24,9 @@ from langchain_core.messages import ToolMessage
 
 from agentcli.agent.plan.result_targets import moved
 from agentcli.agent.plan.substitution import substitute
-from agentcli.agent.plan.task_board import BOARD, Posted
 from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.review.audit_records import PEOPLE, audit_record
+from agentcli.agent.task_board import BOARD, Posted
 
 DONE, FAILED, SKIPPED, REFUSED, DEFERRED = "done", "failed", "skipped", "refused", "deferred"
 SHELL_OK = "exit code 0"

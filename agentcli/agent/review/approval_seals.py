@@ -25,7 +25,7 @@ import hmac
 import json
 import os
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -115,10 +115,12 @@ def call_parts(
     call: Mapping[str, Any],
     unconfined: bool = False,
     plan: Mapping[str, Any] | None = None,
+    after: Sequence[str] = (),
 ) -> tuple[Any, ...]:
     parts: tuple[Any, ...] = ("call", thread_id, step, call.get("id"), call.get("name"))
     parts = (*parts, call.get("args"))
     parts = (*parts, "unconfined") if unconfined else parts
+    parts = (*parts, "after", list(after)) if after else parts
     return (*parts, "plan", plan) if plan is not None else parts
 
 
@@ -129,17 +131,19 @@ def seal_call(
     call: Mapping[str, Any],
     unconfined: bool = False,
     plan: Mapping[str, Any] | None = None,
+    after: Sequence[str] = (),
 ) -> str:
     """The seal of a call the tools node may run at `step` of this thread; `unconfined`: a
     person (or a rule they wrote) chose to run it outside the sandbox, which the seal covers;
     `plan`: the call is a task of a plan (its run, the results it is given and the tasks it
-    waits for: agent/plan/plan_task.py), sealed with it."""
-    return key.seal(*call_parts(thread_id, step, call, unconfined, plan))
+    waits for: agent/plan/plan_task.py), sealed with it; `after`: the calls of its turn it
+    runs after (agent/turn_order.py)."""
+    return key.seal(*call_parts(thread_id, step, call, unconfined, plan, after))
 
 
 def call_sealed(key: ApprovalKey, thread_id: str, step: int, task: Mapping[str, Any]) -> bool:
     """Whether a tools task carries the seal of its own call, for this thread and step, and
-    of its `sandbox` ("off" only if that was sealed too) and `plan`."""
+    of its `sandbox` ("off" only if that was sealed too), `plan` and `after`."""
     call = task.get("tool_call")
     if not isinstance(call, Mapping):
         return False
@@ -149,7 +153,10 @@ def call_sealed(key: ApprovalKey, thread_id: str, step: int, task: Mapping[str, 
     plan = task.get("plan")
     if plan is not None and not isinstance(plan, Mapping):
         return False
-    parts = call_parts(thread_id, step, call, unconfined, plan)
+    after = task.get("after") or []
+    if not isinstance(after, list) or not all(isinstance(c, str) for c in after):
+        return False
+    parts = call_parts(thread_id, step, call, unconfined, plan, after)
     return key.check(task.get("approval"), *parts)
 
 

@@ -37,11 +37,12 @@ from agentcli.agent.review.pending_calls import ALTERED, answered_ids, vet
 from agentcli.agent.review.preconditions import precondition
 from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.toolset.sandboxing import UNCONFINED, unconfined_rule, would_confine
+from agentcli.agent.turn_order import in_order, waits
 from agentcli.agent.undo_snapshots import review_note
 from agentcli.decisions import DECISIONS
 from agentcli.policy.thread_rules import scoped_entry
 
-Sealer = Callable[[ToolCall, bool], str]
+Sealer = Callable[..., str]  # (call, unconfined, after=...): approval_seals.seal_call
 UNCONFINED_BY_PERSON = "off (unconfined once, chosen at the review)"
 
 REJECTED = "rejected by the user"
@@ -116,10 +117,12 @@ class Turn:
         replies = {"messages": self.replies} if self.replies else {}
         return {**replies, "audit": self.audit, **extra}
 
-    def next(self, seal: Sealer) -> Any:
-        """One ToolNode task per call to run, each with its seal, or back to the model."""
+    def next(self, seal: Sealer, message: AIMessage) -> Any:
+        """One ToolNode task per call to run, in the order of the model's `message`, each
+        with its seal and the calls it waits for (turn_order.py), or back to the model."""
         if not self.approved:
             return "agent"
+        calls = in_order(self.approved, message.tool_calls)
         return [
             Send(
                 "tools",
@@ -127,11 +130,12 @@ class Turn:
                     "__type": "tool_call_with_context",
                     "tool_call": call,
                     "state": {},
-                    "approval": seal(call, call["id"] in self.unconfined),
+                    "approval": seal(call, call["id"] in self.unconfined, after=after),
                     **({"sandbox": UNCONFINED} if call["id"] in self.unconfined else {}),
+                    **({"after": after} if after else {}),
                 },
             )
-            for call in self.approved
+            for call, after in zip(calls, waits(calls), strict=True)
         ]
 
     def note(self, call: Any, decision: str, who: str, by: str, **extra: Any) -> None:
@@ -199,7 +203,9 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
             update["review"] = seal_review(key, thread, step, turn.approved, asking, lifted_ids)
             return Command(update=update, goto="approve")
         seal = partial(seal_call, key, thread, step)
-        return Command(update=turn.update(invalid_turns=invalid_turns), goto=turn.next(seal))
+        return Command(
+            update=turn.update(invalid_turns=invalid_turns), goto=turn.next(seal, message)
+        )
 
     def approve(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Command:
         ctx = runtime.context
@@ -275,7 +281,7 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
             update["allowed_tools"] = remember
             update["allowed_seals"] = [seal_tool(key, thread, name) for name in remember]
         seal = partial(seal_call, key, thread, step_of(config) + 1)
-        return Command(update=update, goto=turn.next(seal))
+        return Command(update=update, goto=turn.next(seal, message))
 
     return review, approve
 

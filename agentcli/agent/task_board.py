@@ -1,5 +1,6 @@
-"""Where the tasks of one plan wave, running side by side in this process, leave their
-outcomes for the tasks that need them (plan_task.py).
+"""Where tools tasks running side by side in this process leave their outcomes for the
+tasks that wait for them: the tasks of one plan wave (plan/plan_task.py), and the calls of
+one model turn (turn_order.py).
 
 A wave's tasks are sent together, each after the tasks it needs, so a task that waits here
 only ever waits for tasks taken up before it (LangGraph's tools tasks run in the order they
@@ -7,7 +8,7 @@ were sent, on a first-come thread pool): waiting cannot go round in a circle. Ev
 posts an outcome on every way out, so nothing waits for ever on a task that failed or
 stopped; a task LangGraph runs again after a crash waits for nothing (plan_task.py).
 
-A plan's outcomes are kept until the agent node collects its wave (`forget`: by then every
+Outcomes are kept until the agent node collects the wave or turn (`forget`: by then every
 task of the step has ended), never while a task waits on them: a server runs every
 thread's plans in one process, and a plan forgotten by count while one of its tasks ran
 long left its waiting task without the outcome a sibling had already posted. KEPT_RUNS
