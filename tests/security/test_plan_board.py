@@ -26,9 +26,9 @@ from langgraph.types import Command, interrupt
 
 from agentcli.agent.graph import build_graph
 from agentcli.agent.plan.plan_task import run_task
-from agentcli.agent.task_board import BOARD, KEPT_RUNS, Posted
 from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.state import RunContext
+from agentcli.agent.task_board import BOARD, KEPT_RUNS, Posted
 from agentcli.policy.approval_policy import Policy
 from tests.helpers.fakes import FakeChatModel, call, say
 from tests.unit.conftest import RAN, note, peek

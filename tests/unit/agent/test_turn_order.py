@@ -153,7 +153,8 @@ def test_ctrl_c_while_a_call_waits_for_its_turn_means_it_never_runs() -> None:
 
 
 def test_a_task_run_again_after_a_crash_waits_for_nothing() -> None:
-    with turn_of("t-crash", 3, "second", ["first, ended in the process that died"], True, None) as go:
+    gone = ["first, ended in the process that died"]
+    with turn_of("t-crash", 3, "second", gone, True, None) as go:
         assert go
 
 
