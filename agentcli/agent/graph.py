@@ -171,10 +171,10 @@ def build_graph(
     def agent(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Command:
         ctx = runtime.context
         messages = state["messages"]
-        if ctx.cancel is not None and ctx.cancel.is_set():  # Ctrl-C: no further model call
-            raise Interrupted("interrupted before the model was asked again")
         key, thread = key_of(ctx), thread_of(config)
         forget_turn(thread, step_of(config) - 1)  # the calls of the step before have ended
+        if ctx.cancel is not None and ctx.cancel.is_set():  # Ctrl-C: no further model call
+            raise Interrupted("interrupted before the model was asked again")
         allowed = allowed_tools(key, thread, state)
         if moved := advance(state, key, thread, step_of(config), allowed):  # a plan runs
             return Command(update=moved["update"], goto=moved["goto"])

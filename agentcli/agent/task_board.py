@@ -58,8 +58,10 @@ class TaskBoard:
         run: str,
         call_ids: Iterable[str],
         stopped: Callable[[], bool] = lambda: False,
+        final: Callable[[Posted], bool] = lambda posted: True,
     ) -> dict[str, Posted] | None:
-        """The outcomes of `call_ids` once all are posted; None if `stopped()` first."""
+        """The outcomes of `call_ids` once all are posted (and `final`, when a task posts
+        more than once); None if `stopped()` first."""
         wanted = list(call_ids)
         key = (thread_id, run)
         with self._changed:
@@ -67,7 +69,7 @@ class TaskBoard:
             try:
                 while True:
                     posted = self._runs.get(key, {})
-                    if all(call_id in posted for call_id in wanted):
+                    if all(c in posted and final(posted[c]) for c in wanted):
                         return {call_id: posted[call_id] for call_id in wanted}
                     if stopped():
                         return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -32,13 +33,14 @@ from agentcli.agent.review.audit_records import audit_record
 from agentcli.agent.review.cut_off_calls import ask_again, journal_key, settle
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import OFF, UNCONFINED, ran_under, would_confine
-from agentcli.agent.turn_order import STOPPED, turn_of
+from agentcli.agent.turn_order import turn_of
 from agentcli.agent.undo_snapshots import snapshotted
 from agentcli.decisions import PLAN_RERUN_DECISIONS, RERUN_DECISIONS
 from agentcli.threads.call_journal import RunProcess
 from agentcli.threads.langgraph_internals import (
     CONFIG_KEY_RESUMING,
     CONFIG_KEY_RUNTIME,
+    saved_results,
     step_checkpoint,
 )
 
@@ -61,10 +63,13 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         after = task.get("after") or []  # the calls of its turn it runs after (sealed too)
         task = {k: v for k, v in task.items() if k not in ("approval", "sandbox", "plan", "after")}
         resuming = bool(config["configurable"].get(CONFIG_KEY_RESUMING))
-        if plan is None:
-            cancel = runtime.context.cancel
-            with turn_of(thread_id, step_of(config), call["id"], after, resuming, cancel) as go:
-                return _run(task, call, unconfined, runtime, config) if go else _stopped(call)
+        if plan is None:  # after the calls before it in its turn (turn_order.py)
+            cancel = getattr(runtime.context, "cancel", None)
+            saved = partial(saved_results, config) if resuming else None
+            with turn_of(thread_id, step_of(config), call["id"], after, cancel, saved) as why:
+                if why is None:
+                    return _run(task, call, unconfined, runtime, config)
+                return _not_run(call, why)
 
         def run(ready: dict[str, Any]) -> Any:  # the call with its deps' results put in
             ready_task = {**task, "tool_call": ready}
@@ -188,11 +193,11 @@ def _redacted(result: Any, redactor: Any) -> Any:
     return result
 
 
-def _stopped(call: Any) -> dict[str, Any]:
-    """A call of a turn that never ran: Ctrl-C came while it waited for the calls before it."""
-    said = ToolMessage(STOPPED, tool_call_id=call["id"], name=call["name"], status="error")
-    stopped = audit_record(call, "skipped", "agentcli", "stopped before its turn")
-    return {"messages": [said], "audit_pending": [stopped]}
+def _not_run(call: Any, why: str) -> dict[str, Any]:
+    """A call of a turn that did not run when its turn came (turn_order.py says why)."""
+    said = ToolMessage(why, tool_call_id=call["id"], name=call["name"], status="error")
+    skipped = audit_record(call, "skipped", "agentcli", why)
+    return {"messages": [said], "audit_pending": [skipped]}
 
 
 def _not_approved(task: Any) -> dict[str, Any]:

@@ -8,23 +8,37 @@ in that order, and `read_file a` before `write_file a` reads what was there.
 
 Each task is sent with the ids of the calls it waits for (`after`, sealed with its call: a
 client of a server cannot make a task wait for ever) and waits on the process's task board
-(task_board.py), where every task posts when it ends, however it ends. Tasks are taken
-up in the order they were sent, so waiting never goes round in a circle. A task LangGraph
-runs again after a crash waits for nothing: the calls before it may have ended in the
-process that died.
+(task_board.py). Every task posts there as it is taken up, and again when it ends, however
+it ends: a call that did not run (Ctrl-C while it waited, asked about again after a crash,
+or one before it did not run) posts so, and the calls after it do not run either; the
+model is told. LangGraph takes tasks up in the order they were sent, so waiting does not
+go round in a circle; should a call before this one not even be taken up in TAKE_UP_S (a
+server whose worker threads are all busy), this one does not run rather than wait for ever.
+
+After a crash, the step's tasks run again (LangGraph's first step of the resumed run): the
+calls before this one whose results the step saved ended in the process that died; it
+waits for the others, which run again here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from agentcli.agent.task_board import BOARD, Posted
 from agentcli.snapshots.call_snapshots import READ_ONLY_TOOLS
 
-ENDED = "ended"  # what a call of a turn posts, however it ended
+TAKEN, ENDED, NOT_RUN = "taken", "ended", "not run"  # what a call of a turn posts
+TAKE_UP_S = 60.0  # how long a call waits for the ones before it to be taken up at all
 STOPPED = "not run: the run was stopped (Ctrl-C) before this call's turn came"
+AFTER_NOT_RUN = (
+    "not run: a call before it in the turn did not run (stopped, or asked about again after"
+    " a crash); propose it again if it is still wanted"
+)
+NOT_STARTED = "not run: the calls before it in the turn did not start (the workers were busy)"
+UNKNOWN = "not run: after a crash, which calls before it had ended could not be read"
 
 
 def in_order(calls: Sequence[Any], turn: Sequence[Any]) -> list[Any]:
@@ -61,16 +75,54 @@ def forget_turn(thread_id: str, step: int) -> None:
 
 @contextmanager
 def turn_of(
-    thread_id: str, step: int, call_id: str, after: Sequence[str], resuming: bool, cancel: Any
-) -> Iterator[bool]:
-    """Around one call of a turn: waits for the calls `after` names, then yields True, or
-    False when the run was stopped first (the call must not run). Posts when the body ends."""
-    run = _board_run(step)
+    thread_id: str,
+    step: int,
+    call_id: Any,
+    after: Sequence[str],
+    cancel: Any,
+    saved: Callable[[], set[str]] | None = None,
+) -> Iterator[str | None]:
+    """Around one call of a turn: waits for the calls `after` names, then yields None when
+    the call may run, else why not (its tool message). `saved`, when LangGraph runs the
+    step again after a crash: the ids of the calls whose results it saved."""
+    run, own = _board_run(step), str(call_id)
+    BOARD.post(thread_id, run, own, Posted(TAKEN))
+    outcome = NOT_RUN  # also when the body raises: asked about again after a crash
     try:
-        if after and not resuming:
-            stopped = (lambda: bool(cancel.is_set())) if cancel is not None else (lambda: False)
-            yield BOARD.wait(thread_id, run, after, stopped) is not None
-        else:
-            yield True
+        why = _wait(thread_id, run, [str(c) for c in after], cancel, saved)
+        yield why
+        if why is None:
+            outcome = ENDED
     finally:
-        BOARD.post(thread_id, run, call_id, Posted(ENDED))
+        BOARD.post(thread_id, run, own, Posted(outcome))
+
+
+def _wait(
+    thread_id: str,
+    run: str,
+    wanted: list[str],
+    cancel: Any,
+    saved: Callable[[], set[str]] | None,
+) -> str | None:
+    if wanted and saved is not None:
+        try:
+            ended = saved()
+        except Exception:  # noqa: BLE001 - not knowing, it does not run
+            return UNKNOWN
+        wanted = [c for c in wanted if c not in ended]
+    if not wanted:
+        return None
+
+    def stopped() -> bool:
+        return cancel is not None and bool(cancel.is_set())
+
+    deadline = time.monotonic() + TAKE_UP_S
+    taken = BOARD.wait(thread_id, run, wanted, lambda: stopped() or time.monotonic() > deadline)
+    if taken is None:
+        return STOPPED if stopped() else NOT_STARTED
+    got = BOARD.wait(thread_id, run, wanted, stopped, lambda p: p.outcome != TAKEN)
+    if got is None or stopped():
+        return STOPPED
+    if any(p.outcome == NOT_RUN for p in got.values()):
+        return AFTER_NOT_RUN
+    return None

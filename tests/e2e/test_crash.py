@@ -84,12 +84,15 @@ def test_killed_while_an_approved_tool_runs(agent: Agent) -> None:
     assert lines(ws / "ran.log") == 2  # once before the kill, once approved again
 
 
-def test_killed_between_two_tools_of_one_turn(agent: Agent) -> None:
+def test_killed_between_the_tools_of_one_turn(agent: Agent) -> None:
+    """The first call ended, the second was cut off, the third waited for it: after the
+    crash the second is asked about, and the third runs only once the second has run again."""
     ws = agent.workspace
     agent.server.push(
         tool_calls(
             ("shell", {"command": "echo a >> fast.log"}),
             ("shell", {"command": f"echo b >> slow.log; {WAIT_FOR_GO}"}),
+            ("shell", {"command": "echo c >> after.log"}),
         )
     )
     child = agent.start("run", "two things", "-y")
@@ -108,17 +111,24 @@ def test_killed_between_two_tools_of_one_turn(agent: Agent) -> None:
     parked = agent.run("run", "--thread", thread, "-o", "json")
     assert parked.returncode == 3, parked.stderr
     assert [p["call_id"] for p in json.loads(parked.stdout)["pending"]] == ["call_2"]
-    agent.server.push(text("Skipped the slow one."))
-    rejected = agent.run("review", thread, "--reject", "all")
-    assert rejected.returncode == 0, rejected.stderr
-    assert lines(ws / "fast.log") == 1 and lines(ws / "slow.log") == 1  # nothing re-ran
+    assert not (ws / "after.log").exists()
+    agent.server.push(text("Ran the slow one again, then the last."))
+    approving = agent.start("review", thread, "--approve", "all")
+    deadline = time.monotonic() + 20
+    while lines(ws / "slow.log") < 2:  # the cut-off call runs again, waiting for `go`
+        assert time.monotonic() < deadline and approving.poll() is None, approving.communicate()
+        time.sleep(0.05)
+    time.sleep(0.5)
+    assert not (ws / "after.log").exists()  # the third waits for the second to end
+    (ws / "go").touch()
+    assert approving.wait(timeout=30) == 0, approving.communicate()
+    assert lines(ws / "fast.log") == 1 and lines(ws / "after.log") == 1  # once each
     results = {
         m["data"]["tool_call_id"]: m["data"]["content"]
         for m in exported(agent, thread)
         if m["type"] == "tool"
     }
-    assert results["call_1"].startswith("exit code 0")
-    assert results["call_2"] == "not run again: rejected by the user"
+    assert all(results[c].startswith("exit code 0") for c in ("call_1", "call_2", "call_3"))
     (ws / "go").touch()
 
 

@@ -12,8 +12,17 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 
-from agentcli.agent.task_board import BOARD
-from agentcli.agent.turn_order import STOPPED, in_order, turn_of, waits
+from agentcli.agent import turn_order
+from agentcli.agent.turn_order import (
+    AFTER_NOT_RUN,
+    NOT_STARTED,
+    STOPPED,
+    UNKNOWN,
+    forget_turn,
+    in_order,
+    turn_of,
+    waits,
+)
 from agentcli.config import Settings
 from agentcli.errors import Interrupted
 from agentcli.events import Done
@@ -23,6 +32,7 @@ from agentcli.threads.backends import open_store
 from tests.helpers.fakes import FakeChatModel, call, say
 
 ORDER: list[str] = []
+SLOW_STARTED = threading.Event()
 
 
 @tool
@@ -32,6 +42,7 @@ def slow(label: str) -> str:
     Args:
         label: what to note
     """
+    SLOW_STARTED.set()
     time.sleep(0.2)
     ORDER.append(label)
     return label
@@ -128,50 +139,99 @@ def test_a_call_the_person_approves_still_runs_before_one_the_policy_allowed(
     list(s.send("go"))
     pending = s.pending()
     assert pending is not None and [r["name"] for r in pending.action_requests] == ["slow"]
-    assert ORDER == []  # the allowed call waits for the one asked about
     events = list(s.decide([{"type": "approve"}]))
     assert isinstance(events[-1], Done)
     assert ORDER == ["first", "second"]
 
 
-def test_ctrl_c_while_a_call_waits_for_its_turn_means_it_never_runs() -> None:
-    cancel = threading.Event()
-    outcome: list[bool] = []
+def later(run: dict[str, Any], *args: Any) -> threading.Thread:
+    """A call of a turn in a thread of its own: what it was told is run["why"][call id]."""
 
-    def later() -> None:
-        with turn_of("t-stop", 7, "second", ["first"], False, cancel) as go:
-            outcome.append(go)
+    def body() -> None:
+        with turn_of(*args) as why:
+            run.setdefault("why", {})[args[2]] = why
+            if why is None:
+                run.setdefault("ran", []).append(args[2])
+                time.sleep(run.get("takes", {}).get(args[2], 0))
 
-    waiter = threading.Thread(target=later)
-    waiter.start()
+    thread = threading.Thread(target=body)
+    thread.start()
+    return thread
+
+
+def test_ctrl_c_stops_every_call_still_waiting_not_only_the_next() -> None:
+    """A runs; B waits for A, C for B. Ctrl-C: neither B nor C runs (C is not let go by B
+    giving up), and A is not cut short here."""
+    cancel, run = threading.Event(), {"takes": {"A": 0.8}}
+    a = later(run, "t-chain", 9, "A", [], cancel)
+    time.sleep(0.05)
+    b = later(run, "t-chain", 9, "B", ["A"], cancel)
+    c = later(run, "t-chain", 9, "C", ["B"], cancel)
     time.sleep(0.1)
-    assert waiter.is_alive()  # "first" has not ended
     cancel.set()
-    waiter.join(timeout=5)
-    assert outcome == [False]
-    assert STOPPED.startswith("not run")
+    for thread in (a, b, c):
+        thread.join(timeout=5)
+    assert run["ran"] == ["A"]
+    assert run["why"]["B"] == STOPPED and run["why"]["C"] in (STOPPED, AFTER_NOT_RUN)
+    forget_turn("t-chain", 9)
 
 
-def test_a_task_run_again_after_a_crash_waits_for_nothing() -> None:
-    gone = ["first, ended in the process that died"]
-    with turn_of("t-crash", 3, "second", gone, True, None) as go:
-        assert go
+def test_a_call_after_one_that_did_not_run_does_not_run() -> None:
+    """The call before it was asked about again after a crash (its body raised): this one
+    does not run either; the model is told why."""
+    run: dict[str, Any] = {}
+    with pytest.raises(RuntimeError), turn_of("t-asked", 5, "A", [], None):
+        waiting = later(run, "t-asked", 5, "B", ["A"], None)
+        time.sleep(0.05)
+        raise RuntimeError("asked about again")
+    waiting.join(timeout=5)
+    assert run["why"]["B"] == AFTER_NOT_RUN and "ran" not in run
+    forget_turn("t-asked", 5)
 
 
-def test_a_call_that_raises_still_lets_the_next_one_go() -> None:
-    got: list[bool] = []
+def test_a_call_without_an_id_does_not_leave_the_next_one_waiting() -> None:
+    turn = [{"name": "shell", "args": {}, "id": None}, c("shell", "b")]
+    assert waits(turn) == [[], ["None"]]
+    run: dict[str, Any] = {}
+    with turn_of("t-none", 6, None, [], None) as why:
+        assert why is None
+    waiting = later(run, "t-none", 6, "b", waits(turn)[1], None)
+    waiting.join(timeout=5)
+    assert not waiting.is_alive() and run["ran"] == ["b"]
+    forget_turn("t-none", 6)
 
-    def later() -> None:
-        with turn_of("t-raise", 4, "second", ["first"], False, None) as go:
-            got.append(go)
 
-    waiter = threading.Thread(target=later)
-    waiter.start()
-    with pytest.raises(RuntimeError), turn_of("t-raise", 4, "first", [], False, None):
-        raise RuntimeError("the tool failed")
-    waiter.join(timeout=5)
-    assert got == [True]
-    BOARD.forget("t-raise", "turn at step 4")
+def test_a_call_whose_predecessors_never_start_gives_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server whose worker threads are all taken by waiting calls: the call before this
+    one never starts, and this one does not wait for ever."""
+    monkeypatch.setattr(turn_order, "TAKE_UP_S", 0.3)
+    with turn_of("t-busy", 2, "B", ["A, never taken up"], None) as why:
+        assert why == NOT_STARTED
+
+
+def test_after_a_crash_a_call_waits_only_for_the_calls_not_saved() -> None:
+    """Run again after a crash: A's result was saved (it ended in the process that died),
+    B runs again here; C waits for B only, and runs after it."""
+    run: dict[str, Any] = {"takes": {"B": 0.3}}
+    saved = lambda: {"A"}  # noqa: E731
+    b = later(run, "t-crash", 3, "B", ["A"], None, saved)
+    time.sleep(0.05)
+    c_ = later(run, "t-crash", 3, "C", ["A", "B"], None, saved)
+    b.join(timeout=5)
+    c_.join(timeout=5)
+    assert run["ran"] == ["B", "C"]
+    forget_turn("t-crash", 3)
+
+
+def test_after_a_crash_a_call_that_cannot_tell_what_ended_does_not_run() -> None:
+    def unreadable() -> set[str]:
+        raise LookupError("no checkpoint")
+
+    with turn_of("t-unread", 3, "B", ["A"], None, unreadable) as why:
+        assert why == UNKNOWN
+    with turn_of("t-unread", 3, "A2", [], None, unreadable) as why:
+        assert why is None  # nothing before it: nothing to read
+    forget_turn("t-unread", 3)
 
 
 def test_a_stopped_call_tells_the_model_it_did_not_run(tmp_path: Path) -> None:
@@ -181,7 +241,13 @@ def test_a_stopped_call_tells_the_model_it_did_not_run(tmp_path: Path) -> None:
     turn = call(("slow", {"label": "first"}), ("fast", {"label": "second"}))
     s = session(tmp_path, Policy.build(auto_approve=True), turn, say("ok"))
     s.soft_ctrl_c = True  # as in chat: Ctrl-C stops the run
-    threading.Timer(0.1, s.stop).start()  # while "first" sleeps and "second" waits for it
+    SLOW_STARTED.clear()
+
+    def stop_once_first_runs() -> None:  # Ctrl-C while "first" runs and "second" waits
+        SLOW_STARTED.wait(10)
+        s.stop()
+
+    threading.Thread(target=stop_once_first_runs).start()
     with pytest.raises(Interrupted):
         list(s.send("go"))
     deadline = time.monotonic() + 10  # the run ends in its own thread, after "first"
