@@ -18,6 +18,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
@@ -33,7 +34,7 @@ from agentcli.agent.review.audit_records import audit_record
 from agentcli.agent.review.cut_off_calls import ask_again, journal_key, settle
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import OFF, UNCONFINED, ran_under, would_confine
-from agentcli.agent.turn_order import turn_of
+from agentcli.agent.turn_order import LATER, turn_of
 from agentcli.agent.undo_snapshots import snapshotted
 from agentcli.decisions import PLAN_RERUN_DECISIONS, RERUN_DECISIONS
 from agentcli.threads.call_journal import RunProcess
@@ -69,6 +70,8 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
             with turn_of(thread_id, step_of(config), call["id"], after, cancel, saved) as why:
                 if why is None:
                     return _run(task, call, unconfined, runtime, config)
+                if why == LATER:  # no result: LangGraph runs it again with the answer
+                    raise GraphInterrupt(())
                 return _not_run(call, why)
 
         def run(ready: dict[str, Any]) -> Any:  # the call with its deps' results put in

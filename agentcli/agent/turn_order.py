@@ -9,11 +9,14 @@ in that order, and `read_file a` before `write_file a` reads what was there.
 Each task is sent with the ids of the calls it waits for (`after`, sealed with its call: a
 client of a server cannot make a task wait for ever) and waits on the process's task board
 (task_board.py). Every task posts there as it is taken up, and again when it ends, however
-it ends: a call that did not run (Ctrl-C while it waited, asked about again after a crash,
-or one before it did not run) posts so, and the calls after it do not run either; the
-model is told. LangGraph takes tasks up in the order they were sent, so waiting does not
-go round in a circle; should a call before this one not even be taken up in TAKE_UP_S (a
-server whose worker threads are all busy), this one does not run rather than wait for ever.
+it ends: a call that did not run (Ctrl-C while it waited, or one before it did not run)
+posts so, and the calls after it do not run either; the model is told. A call before it
+that stops the run with a question (asked about again after a crash) makes it wait for the
+answer: it leaves no result (an empty GraphInterrupt), so LangGraph runs it again with the
+run that answers, after that call. LangGraph takes tasks up in the order they were sent,
+so waiting does not go round in a circle; should a call before this one not even be taken
+up in TAKE_UP_S (a server whose worker threads are all busy), this one does not run rather
+than wait for ever.
 
 After a crash, the step's tasks run again (LangGraph's first step of the resumed run): the
 calls before this one whose results the step saved ended in the process that died; it
@@ -27,10 +30,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from langgraph.errors import GraphInterrupt
+
 from agentcli.agent.task_board import BOARD, Posted
 from agentcli.snapshots.call_snapshots import READ_ONLY_TOOLS
 
 TAKEN, ENDED, NOT_RUN = "taken", "ended", "not run"  # what a call of a turn posts
+ASKED = "asked"  # it stopped the run with a question (asked about again after a crash)
+LATER = "later"  # this call waits for the answer too: it runs with the run that follows it
 TAKE_UP_S = 60.0  # how long a call waits for the ones before it to be taken up at all
 STOPPED = "not run: the run was stopped (Ctrl-C) before this call's turn came"
 AFTER_NOT_RUN = (
@@ -83,16 +90,20 @@ def turn_of(
     saved: Callable[[], set[str]] | None = None,
 ) -> Iterator[str | None]:
     """Around one call of a turn: waits for the calls `after` names, then yields None when
-    the call may run, else why not (its tool message). `saved`, when LangGraph runs the
+    the call may run, else why not (its tool message; LATER: raise an empty GraphInterrupt,
+    to run with the next run). `saved`, when LangGraph runs the
     step again after a crash: the ids of the calls whose results it saved."""
     run, own = _board_run(step), str(call_id)
     BOARD.post(thread_id, run, own, Posted(TAKEN))
-    outcome = NOT_RUN  # also when the body raises: asked about again after a crash
+    outcome = NOT_RUN  # also when the body raises
     try:
         why = _wait(thread_id, run, [str(c) for c in after], cancel, saved)
         yield why
         if why is None:
             outcome = ENDED
+    except GraphInterrupt:  # a question (or LATER): the calls after it wait for the answer
+        outcome = ASKED
+        raise
     finally:
         BOARD.post(thread_id, run, own, Posted(outcome))
 
@@ -125,4 +136,6 @@ def _wait(
         return STOPPED
     if any(p.outcome == NOT_RUN for p in got.values()):
         return AFTER_NOT_RUN
+    if any(p.outcome == ASKED for p in got.values()):
+        return LATER
     return None

@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
+from langgraph.errors import GraphInterrupt
 
 from agentcli.agent import turn_order
 from agentcli.agent.turn_order import (
     AFTER_NOT_RUN,
+    LATER,
     NOT_STARTED,
     STOPPED,
     UNKNOWN,
@@ -176,9 +178,22 @@ def test_ctrl_c_stops_every_call_still_waiting_not_only_the_next() -> None:
     forget_turn("t-chain", 9)
 
 
+def test_a_call_after_one_asked_about_waits_for_the_answer() -> None:
+    """The call before it stops the run with a question (asked about again after a crash):
+    this one leaves no result, to run with the run that answers."""
+    run: dict[str, Any] = {}
+    with pytest.raises(GraphInterrupt), turn_of("t-q", 5, "A", [], None):
+        waiting = later(run, "t-q", 5, "B", ["A"], None)
+        time.sleep(0.05)
+        raise GraphInterrupt(())
+    waiting.join(timeout=5)
+    assert run["why"]["B"] == LATER and "ran" not in run
+    forget_turn("t-q", 5)
+
+
 def test_a_call_after_one_that_did_not_run_does_not_run() -> None:
-    """The call before it was asked about again after a crash (its body raised): this one
-    does not run either; the model is told why."""
+    """The call before it failed without a result (its body raised): this one does not run
+    either; the model is told why."""
     run: dict[str, Any] = {}
     with pytest.raises(RuntimeError), turn_of("t-asked", 5, "A", [], None):
         waiting = later(run, "t-asked", 5, "B", ["A"], None)
