@@ -38,7 +38,8 @@ from agentcli.agent.review.approval_seals import (
     step_of,
     thread_of,
 )
-from agentcli.agent.review.node import Turn, review_request
+from agentcli.agent.review.interrupt_payload import review_request
+from agentcli.agent.review.node import Turn
 from agentcli.agent.review.pending_calls import vet
 from agentcli.agent.review.preconditions import precondition
 from agentcli.agent.state import AgentState, RunContext

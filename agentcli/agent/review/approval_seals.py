@@ -117,6 +117,11 @@ def call_parts(
     plan: Mapping[str, Any] | None = None,
     after: Sequence[str] = (),
 ) -> tuple[Any, ...]:
+    """What the seal of a call the tools node may run at `step` of this thread covers: its
+    id, tool and arguments; `unconfined`: a person (or a rule they wrote) chose to run it
+    outside the sandbox; `plan`: the call is a task of a plan (its run, the results it is
+    given and the tasks it waits for: agent/plan/plan_task.py); `after`: the calls of its
+    turn it runs after (agent/turn_order.py)."""
     parts: tuple[Any, ...] = ("call", thread_id, step, call.get("id"), call.get("name"))
     parts = (*parts, call.get("args"))
     parts = (*parts, "unconfined") if unconfined else parts
@@ -124,21 +129,9 @@ def call_parts(
     return (*parts, "plan", plan) if plan is not None else parts
 
 
-def seal_call(
-    key: ApprovalKey,
-    thread_id: str,
-    step: int,
-    call: Mapping[str, Any],
-    unconfined: bool = False,
-    plan: Mapping[str, Any] | None = None,
-    after: Sequence[str] = (),
-) -> str:
-    """The seal of a call the tools node may run at `step` of this thread; `unconfined`: a
-    person (or a rule they wrote) chose to run it outside the sandbox, which the seal covers;
-    `plan`: the call is a task of a plan (its run, the results it is given and the tasks it
-    waits for: agent/plan/plan_task.py), sealed with it; `after`: the calls of its turn it
-    runs after (agent/turn_order.py)."""
-    return key.seal(*call_parts(thread_id, step, call, unconfined, plan, after))
+def seal_call(key: ApprovalKey, *where: Any, **how: Any) -> str:
+    """The seal of a call: `key` over call_parts(*where, **how)."""
+    return key.seal(*call_parts(*where, **how))
 
 
 def call_sealed(key: ApprovalKey, thread_id: str, step: int, task: Mapping[str, Any]) -> bool:

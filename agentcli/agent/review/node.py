@@ -33,46 +33,19 @@ from agentcli.agent.review.approval_seals import (
 )
 from agentcli.agent.review.argument_check import validate_args
 from agentcli.agent.review.audit_records import PEOPLE, audit_record, decider, refusal_kind
+from agentcli.agent.review.interrupt_payload import review_request
 from agentcli.agent.review.pending_calls import ALTERED, answered_ids, vet
 from agentcli.agent.review.preconditions import precondition
 from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.toolset.sandboxing import UNCONFINED, unconfined_rule, would_confine
 from agentcli.agent.turn_order import in_order, waits
 from agentcli.agent.undo_snapshots import review_note
-from agentcli.decisions import DECISIONS
 from agentcli.policy.thread_rules import scoped_entry
 
 Sealer = Callable[..., str]  # (call, unconfined, after=...): approval_seals.seal_call
 UNCONFINED_BY_PERSON = "off (unconfined once, chosen at the review)"
 
 REJECTED = "rejected by the user"
-
-
-def review_request(
-    calls: Sequence[tuple[ToolCall, str]],
-    allowed: Sequence[str] = DECISIONS,
-    sandbox: Callable[[ToolCall], str | None] = lambda call: None,
-    undo: Callable[[ToolCall], str | None] = lambda call: None,
-) -> dict[str, Any]:
-    """The interrupt payload for the calls that need a person (v1 HITL schema, plus `id`;
-    `sandbox`: the confinement a call would run under, when an approve may lift it once
-    with `"sandbox": "off"`; `undo`: why undo could not take back all the call changes)."""
-    return {
-        "action_requests": [
-            {
-                "id": call["id"],
-                "name": call["name"],
-                "args": call["args"],
-                "description": f"Tool execution requires approval ({reason})",
-                **({"sandbox": label} if (label := sandbox(call)) else {}),
-                **({"undo": limit} if (limit := undo(call)) else {}),
-            }
-            for call, reason in calls
-        ],
-        "review_configs": [
-            {"action_name": call["name"], "allowed_decisions": list(allowed)} for call, _ in calls
-        ],
-    }
 
 
 @dataclass
