@@ -23,6 +23,7 @@ from agentcli.agent.agents_md import prompt_section
 from agentcli.agent.context.compaction import outgoing
 from agentcli.agent.context.fit import ContextFit, notice
 from agentcli.agent.model.answer_stream import Accumulator
+from agentcli.agent.model.call_ids import with_call_ids
 from agentcli.agent.model.cut_off_answers import cut_off_reason, without_calls
 from agentcli.agent.model.retries import Retries, answer
 from agentcli.agent.plan.plan_review import make_plan_nodes
@@ -220,6 +221,7 @@ def build_graph(
             # cut off: any call in it may be half written, so none runs; the run ends
             update["messages"] = [without_calls(reply, reason)]
             return Command(update=update, goto=END)
+        reply = with_call_ids(reply)  # none without an id, no two under one
         calls = isinstance(reply, AIMessage) and (reply.tool_calls or reply.invalid_tool_calls)
         update["messages"] = [reply]
         if was_stopped(reply):  # stopped mid-answer: the turn ends

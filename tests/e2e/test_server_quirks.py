@@ -31,6 +31,28 @@ def test_a_name_repeated_in_every_delta_is_the_tool_named_once(agent: Agent) -> 
     )
 
 
+def test_calls_without_ids_or_under_one_id_each_run_once_in_order(agent: Agent) -> None:
+    """A server that sends no call ids, and one that gives every call the same id: each call
+    gets an id of its own, runs once, in the model's order, and is answered by its id."""
+    for quirk in ("none", "same"):
+        agent.server.profile = Profile(call_ids=quirk)
+        log = f"{quirk}.log"
+        first = f"sleep 0.3; echo first >> {log}"
+        agent.server.push(
+            tool_calls(
+                ("shell", {"command": first}), ("shell", {"command": f"echo second >> {log}"})
+            ),
+            text("Both ran."),
+        )
+        result = agent.run("run", "two", "-y", "-o", "jsonl")
+        assert result.returncode == 0, result.stderr
+        assert (agent.workspace / log).read_text() == "first\nsecond\n"
+        sent = agent.server.requests[-1]["messages"]
+        ids = [c["id"] for c in sent[-3]["tool_calls"]]
+        assert len(set(ids)) == 2 and all(ids)
+        assert [m["tool_call_id"] for m in sent[-2:]] == ids
+
+
 def test_a_server_refusing_null_content_gets_empty_content_once_detected(agent: Agent) -> None:
     agent.server.profile = Profile(refuse_null_content=True)
     agent.server.push(

@@ -19,7 +19,9 @@ A profile changes how every reply is sent (ScriptedServer calls `refusal`, `dela
 - finish_length: `finish_reason: "length"` instead of "stop"/"tool_calls";
 - truncated_final: a final chunk (or completion) with llama.cpp's `truncated: true` and
   `stop_type: "limit"`, the finish reason left "stop";
-- first_delay: seconds the first request waits before its answer (a server still busy).
+- first_delay: seconds the first request waits before its answer (a server still busy);
+- call_ids: "none", tool calls without an id (older llama.cpp builds, some vLLM parsers);
+  "same", every call of an answer with the id `call_0`.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ class Profile:
     finish_length: bool = False
     truncated_final: bool = False
     first_delay: float = 0.0
+    call_ids: str = ""  # "" (the server's own), "none" or "same"
     served: int = field(default=0, repr=False)  # requests answered so far
 
     def refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
@@ -123,6 +126,7 @@ class Profile:
                         head = heads[call["index"]]
                         call.update(id=head["id"], type=head["type"])
                         function["name"] = head["function"]["name"]
+                    self._call_id(call)
                 if choice.get("finish_reason") and self.finish_length:
                     choice["finish_reason"] = "length"
                 if choice.get("finish_reason") and self.truncated_final:
@@ -133,9 +137,17 @@ class Profile:
     def completion(self, completion: dict[str, Any]) -> dict[str, Any]:
         """A non-streamed answer as this server sends it."""
         for choice in completion["choices"]:
+            for call in (choice.get("message") or {}).get("tool_calls") or []:
+                self._call_id(call)
             if self.finish_length:
                 choice["finish_reason"] = "length"
             if self.truncated_final:
                 choice["finish_reason"] = "stop"
                 completion.update(truncated=True, stop_type="limit")
         return completion
+
+    def _call_id(self, call: dict[str, Any]) -> None:
+        if self.call_ids == "none":
+            call.pop("id", None)
+        elif self.call_ids == "same" and call.get("id"):
+            call["id"] = "call_0"
