@@ -26,6 +26,7 @@ from agentcli.agent.model.answer_stream import Accumulator
 from agentcli.agent.model.call_ids import with_call_ids
 from agentcli.agent.model.cut_off_answers import cut_off_reason, without_calls
 from agentcli.agent.model.retries import Retries, answer
+from agentcli.agent.model.storable_calls import with_storable_args
 from agentcli.agent.plan.plan_review import make_plan_nodes
 from agentcli.agent.plan.plan_run import advance
 from agentcli.agent.plan.plan_tool import INSTRUCTIONS as PLAN_INSTRUCTIONS
@@ -221,7 +222,7 @@ def build_graph(
             # cut off: any call in it may be half written, so none runs; the run ends
             update["messages"] = [without_calls(reply, reason)]
             return Command(update=update, goto=END)
-        reply = with_call_ids(reply)  # none without an id, no two under one
+        reply = with_storable_args(with_call_ids(reply))  # ids of their own, args agentcli keeps
         calls = isinstance(reply, AIMessage) and (reply.tool_calls or reply.invalid_tool_calls)
         update["messages"] = [reply]
         if was_stopped(reply):  # stopped mid-answer: the turn ends

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from agentcli.agent.model.storable_calls import UNKEPT
 from agentcli.agent.model.token_count import text_tokens
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import error, text, tool_calls
@@ -51,6 +52,20 @@ def test_calls_without_ids_or_under_one_id_each_run_once_in_order(agent: Agent) 
         ids = [c["id"] for c in sent[-3]["tool_calls"]]
         assert len(set(ids)) == 2 and all(ids)
         assert [m["tool_call_id"] for m in sent[-2:]] == ids
+
+
+def test_arguments_agentcli_cannot_keep_go_back_to_the_model(agent: Agent) -> None:
+    """JSON allows an integer beyond 64 bits and a lone surrogate; neither can be stored.
+    The run goes on: the model is told, nothing runs, the thread is kept."""
+    huge = '{"path": "a.txt", "content": "x", "n": 123456789012345678901234567890}'
+    lone = '{"path": "b.txt", "content": "\\ud800"}'
+    agent.server.push(tool_calls(("write_file", huge), ("write_file", lone)), text("Noted."))
+    result = agent.run("run", "write", "-y")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("Noted.")
+    assert not (agent.workspace / "a.txt").exists() and not (agent.workspace / "b.txt").exists()
+    told = [m["content"] for m in agent.server.requests[1]["messages"] if m["role"] == "tool"]
+    assert len(told) == 2 and all(UNKEPT in t for t in told), told
 
 
 def test_a_server_refusing_null_content_gets_empty_content_once_detected(agent: Agent) -> None:

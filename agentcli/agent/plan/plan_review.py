@@ -24,6 +24,7 @@ from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from agentcli.agent.model.storable_calls import UNKEPT
 from agentcli.agent.plan import PLAN
 from agentcli.agent.plan.plan_check import Plan, read_plan
 from agentcli.agent.plan.plan_decisions import decided_plan, denied_reasons
@@ -163,7 +164,9 @@ def _checked(
 ) -> Plan | None:
     """The plan, or None with what went wrong in `turn` (for the model)."""
     for bad in message.invalid_tool_calls:
-        turn.invalid(bad.get("id"), bad.get("name") or "unknown", bad.get("args"), "not valid JSON")
+        error = str(bad.get("error") or "")
+        why = error if error.startswith(UNKEPT) else "not valid JSON"
+        turn.invalid(bad.get("id"), bad.get("name") or "unknown", bad.get("args"), why)
     # with another call beside it, even one whose arguments are not JSON, the plan is not
     # reviewed: it gets its own reply (else it would be settled as a dismissed review)
     if len(message.tool_calls) > 1 or message.invalid_tool_calls:

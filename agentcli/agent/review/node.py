@@ -20,6 +20,7 @@ from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
+from agentcli.agent.model.storable_calls import UNKEPT
 from agentcli.agent.review.answers import ask, checked
 from agentcli.agent.review.approval_seals import (
     allowed_tools,
@@ -136,7 +137,10 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
         turn = Turn()
         asking: list[dict[str, Any]] = []
         for bad in message.invalid_tool_calls:
-            detail = f"the arguments are not valid JSON ({bad.get('error') or 'parse error'})"
+            error = str(bad.get("error") or "parse error")
+            detail = (
+                error if error.startswith(UNKEPT) else f"the arguments are not valid JSON ({error})"
+            )
             turn.invalid(bad.get("id"), bad.get("name") or "unknown", bad.get("args"), detail)
         for call in message.tool_calls:
             tool = by_name.get(call["name"])

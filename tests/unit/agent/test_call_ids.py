@@ -32,3 +32,9 @@ def test_a_missing_or_repeated_id_gets_a_fresh_one_and_nothing_else_changes() ->
 def test_an_answer_without_calls_is_left_alone() -> None:
     reply = AIMessage("hello")
     assert with_call_ids(reply) is reply
+
+
+def test_an_id_that_is_not_valid_unicode_is_replaced() -> None:
+    reply = with_call_ids(answer("ok", "bad\ud800"))
+    assert isinstance(reply, AIMessage)
+    assert reply.tool_calls[0]["id"] == "ok" and reply.tool_calls[1]["id"].startswith("call_")
