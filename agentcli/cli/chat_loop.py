@@ -227,15 +227,16 @@ class Chat:
     def alarm(self, review: ReviewRequest) -> Alarm:
         """Rings the terminal and runs the notify command once the review has waited
         [notify] after seconds. The document is made here: the timer's thread only runs."""
+        from agentcli.session.call_digests import with_digests
         from agentcli.session.notify import NotifyEvent, notify, now, pending_document
         from agentcli.ui.attention import Alarm, review_text
 
         settings = self.session.settings
         also = None
-        if settings.notify_command.strip():
-            document = pending_document(
-                NotifyEvent.WAITING, self.session, review.action_requests, now()
-            )
+        if settings.notify_command.strip():  # each call named as `review` names it
+            s = self.session
+            pending = with_digests(s.thread_id, s.values(), review.action_requests)
+            document = pending_document(NotifyEvent.WAITING, s, pending, now())
 
             def also() -> None:
                 if problem := notify(settings, document):

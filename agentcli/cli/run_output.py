@@ -16,7 +16,7 @@ from agentcli.cli import gc_tuning
 from agentcli.cli.common_options import OutputFormat, server_flag, warn
 from agentcli.decisions import Decision
 from agentcli.errors import AgentcliError, ExitCode, UsageError
-from agentcli.events import Done, Event, RunStatus, Start, add_usage_value
+from agentcli.events import Done, Event, ReviewRequest, RunStatus, Start, add_usage_value
 from agentcli.terminal_text import dumps, line
 from agentcli.ui import make_console
 from agentcli.ui.event_renderer import Renderer
@@ -164,6 +164,8 @@ class Scripted:
         self.start()
         for event in events:
             gc_tuning.ready()  # the run has begun: what start-up loaded is in memory
+            if isinstance(event, ReviewRequest) and self.output is OutputFormat.jsonl:
+                event = replace(event, action_requests=self._digested(event.action_requests))
             if isinstance(event, Done):
                 if event.pending:  # the jsonl done event names them as review does
                     event = replace(event, pending=self._digested(event.pending))

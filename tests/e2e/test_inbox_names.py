@@ -119,8 +119,11 @@ def test_one_review_decides_calls_of_two_threads(agent: Agent) -> None:
     agent.server.push(tool_calls(("shell", {"command": "echo three > three.txt"})))
     parked = agent.run("run", "go", "-w", str(one), "-o", "jsonl")
     assert parked.returncode == 3, parked.stderr
-    done = json.loads(parked.stdout.splitlines()[-1])  # the done event names the call too
+    lines = [json.loads(line) for line in parked.stdout.splitlines()]
+    done = lines[-1]  # the done event names the call too, and so does the review request
     third, (waiting,) = done["thread_id"], done["pending"]
+    [asked] = [e for e in lines if e["type"] == "review_request"]
+    assert asked["action_requests"][0]["digest"] == waiting["digest"]
     agent.server.push(error(400, "scripted failure"), text("Three done."))
     named = [f"call_3@{again['digest']}", f"call_4@{waiting['digest']}"]
     mixed = agent.run("review", "--approve", named[0], "--approve", named[1])

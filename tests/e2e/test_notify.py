@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pexpect
 
+from agentcli.session.call_digests import digest
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
 from tests.helpers.terminal import CHOICE, PROMPT
@@ -48,6 +49,8 @@ def test_a_parked_run_runs_the_notify_command_with_the_pending_calls(
     [call] = document["pending"]
     assert (call["call_id"], call["tool"], call["args"]) == ("call_1", "shell", args)
     assert call["waiting_since"].endswith("+00:00")
+    [listed] = json.loads(parked.stdout)["pending"]  # named as `review` names it
+    assert call["digest"] == listed["digest"] and len(call["digest"]) >= 8
     seen = dict(line.split("=", 1) for line in env.read_text().splitlines() if "=" in line)
     assert "OPENAI_API_KEY" not in seen and SECRET not in env.read_text()
     assert not [name for name in seen if name.startswith("AGENTCLI_")]
@@ -118,3 +121,5 @@ def test_chat_rings_once_with_a_safe_notification_when_a_review_waits(
     document = json.loads(told.read_text())
     assert document["event"] == "review_waiting"
     assert document["pending"][0]["args"] == {"command": hostile}
+    named = digest(document["thread_id"], "call_1", 0, "shell", {"command": hostile})
+    assert document["pending"][0]["digest"] == named  # as `review` names the call
