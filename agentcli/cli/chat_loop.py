@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ from agentcli.agent.model.chat_model import cost_usd
 from agentcli.agent.model.token_count import method as counted_by
 from agentcli.cli.bang_command import ShellRun, is_command
 from agentcli.cli.ctrl_c import stopping
+from agentcli.cli.review_alarm import ReviewAlarm
 from agentcli.config import data_dir
 from agentcli.errors import AgentcliError, Interrupted, UsageError
 from agentcli.events import Done, Event, ReviewRequest, add_usage_value
@@ -24,7 +26,6 @@ if TYPE_CHECKING:
     from agentcli.cli.early_prompt import Starting
     from agentcli.session.thread_session import ThreadSession
     from agentcli.ui.always_rule import AlwaysScope
-    from agentcli.ui.attention import Alarm
     from agentcli.ui.event_renderer import Renderer
 
 
@@ -40,7 +41,7 @@ class Chat:
         self.leaving = False  # set by /exit
         self.reviewed = False  # the thread's pending calls, if any, have been shown
         self.shell_runs: list[ShellRun] = []  # `!command` output for the next message
-        self.notify_problems: list[str] = []  # the notify command's failures, from its thread
+        self.alarms = ReviewAlarm(self.console)  # a review waiting: the bell, notify
         self.planning = False  # chat --plan: every message asks for a plan
 
     @functools.cached_property
@@ -209,7 +210,7 @@ class Chat:
             from agentcli.ui.review_prompt import ask_decisions
 
             scope = always_scope(s)
-            with self.alarm(review):
+            with self.alarms.start(s, review):
                 if review.plan is not None:
                     from agentcli.ui.plan_review import ask_plan_decisions
 
@@ -218,37 +219,11 @@ class Chat:
                     decisions = ask_decisions(
                         self.console, review, s.check_edit, s.workspace, scope
                     )
-            self.told()
+            self.alarms.told()
             if decisions is None:
                 return None
             decisions = [{**decision, "by": "terminal"} for decision in decisions]
         return s.decide(decisions)
-
-    def alarm(self, review: ReviewRequest) -> Alarm:
-        """Rings the terminal and runs the notify command once the review has waited
-        [notify] after seconds. The document is made here: the timer's thread only runs."""
-        from agentcli.session.call_digests import with_digests
-        from agentcli.session.notify import NotifyEvent, notify, now, pending_document
-        from agentcli.ui.attention import Alarm, review_text
-
-        settings = self.session.settings
-        also = None
-        if settings.notify_command.strip():  # each call named as `review` names it
-            s = self.session
-            pending = with_digests(s.thread_id, s.values(), review.action_requests)
-            document = pending_document(NotifyEvent.WAITING, s, pending, now())
-
-            def also() -> None:
-                if problem := notify(settings, document):
-                    self.notify_problems.append(problem)  # shown once the review is answered
-
-        body = review_text(review.action_requests)
-        return Alarm(settings.notify_after, body, self.console.file, also)
-
-    def told(self) -> None:
-        """Say why the notify command failed, if it did, now that the prompt is done."""
-        while self.notify_problems:
-            self.console.print(styled(("warning: ", "yellow"), self.notify_problems.pop(0)))
 
     def show_usage(self, usage: dict[str, Any]) -> None:
         if not usage.get("total_tokens"):
@@ -274,6 +249,10 @@ class Chat:
 
     def bye(self, pending: bool) -> None:
         s = self._session
+        if s is not None and s.stopping():  # else its call would be left cut off
+            self.console.print(styled(("waiting for the stopped run to end", "dim")))
+            with suppress(Interrupted):  # Ctrl-C again: leave now
+                s.wait_stopped()
         if s is None:  # left before the session was needed: the thread is as it was
             if self.starting.title is None:
                 return

@@ -109,6 +109,13 @@ class RunLoop(LocalGraph):
             self.store.update(self.thread_id, status=ThreadStatus.IDLE, last_error=None)
         raise AnswerStopped("interrupted: the answer was stopped; what was shown is kept")
 
+    def stopping(self) -> bool:
+        return self._run is not None and self._run.thread.is_alive()
+
+    def wait_stopped(self) -> None:
+        if self._run is not None:
+            self._run.wait()
+
     def stop(self) -> bool:
         """Ctrl-C in the chat (from a signal handler): ask the run under way to stop, or
         to hurry if asked already. False when no run is under way."""

@@ -100,6 +100,15 @@ class ThreadSession(ABC):
         """Ctrl-C in the chat: ask the run under way to stop. False: nothing to stop here."""
         return False
 
+    def stopping(self) -> bool:
+        """Whether a run stopped with Ctrl-C is still ending here (its call being stopped,
+        its result saved): leaving now would leave that call cut off."""
+        return False
+
+    def wait_stopped(self) -> None:
+        """Until the stopped run has ended; Interrupted if asked to hurry (Ctrl-C again)."""
+        return None  # no run of its own ends here (a server ends the runs it cancels)
+
     # -- shared by both ------------------------------------------------------------
 
     def refuse_while_waiting(self, pending: ReviewRequest | None = None) -> None:

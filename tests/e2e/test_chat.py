@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -190,6 +191,29 @@ def test_ctrl_c_while_the_model_thinks_returns_to_the_prompt_and_keeps_the_messa
     child.sendintr()  # a second Ctrl-C in a row leaves
     ended(child, 130)
     assert child.exitstatus == 130 or child.signalstatus == 2
+
+
+def test_exit_right_after_ctrl_c_waits_for_the_stopped_call_to_end(agent: Agent) -> None:
+    """/exit at once after Ctrl-C stopped a command that takes a moment to stop: the chat
+    waits for the run to end, so the call is over (told as interrupted), not cut off."""
+    slow_to_stop = 'trap "" TERM; touch started; sleep 31.7'  # stops only at SIGKILL
+    agent.server.push(tool_calls(("shell", {"command": slow_to_stop})))
+    child = agent.spawn("chat", "-y", "run the slow thing")
+    deadline = time.monotonic() + 15
+    while not (agent.workspace / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.sendintr()
+    child.expect("interrupted")
+    child.expect(PROMPT)
+    child.send("/exit\r")
+    child.expect("waiting for the stopped run to end")
+    ended(child, 0)
+    [row] = json.loads(agent.run("threads", "list", "--json").stdout)
+    assert row["status"] != "awaiting_approval", row
+    assert json.loads(agent.run("review", row["thread_id"], "--json").stdout) == []
+    exported = agent.run("threads", "export", row["thread_id"], "--format", "json").stdout
+    [told] = [m for m in json.loads(exported)["messages"] if m["type"] == "tool"]
+    assert "interrupted by the user (Ctrl-C)" in told["data"]["content"]
 
 
 def test_ctrl_c_during_a_tool_stops_it_and_the_model_is_told(agent: Agent) -> None:
