@@ -113,11 +113,14 @@ def test_verify_catches_a_deleted_last_record(agent: Agent) -> None:
 
 
 def test_suggest_proposes_a_scoped_rule_and_never_an_interpreter(agent: Agent) -> None:
-    for command in ["git status", "git status --short", "git status", "python x.py"]:
-        decide(agent, parked(agent, "shell", {"command": command}), "--approve")
-    for _ in range(2):
-        decide(agent, parked(agent, "shell", {"command": "python y.py"}), "--approve")
-    decide(agent, parked(agent, "shell", {"command": "ls -l"}), "--approve")
+    commands = ["git status", "git status --short", "git status", "python x.py"]
+    commands += ["python y.py", "python y.py", "ls -l"]
+    agent.server.push(tool_calls(*(("shell", {"command": c}) for c in commands)), text("Done."))
+    run = agent.run("run", "go", "-o", "json")
+    assert run.returncode == 3, run.stderr
+    assert len(json.loads(run.stdout)["pending"]) == len(commands)
+    approved = agent.run("review", json.loads(run.stdout)["thread_id"], "--approve", "all")
+    assert approved.returncode == 0, approved.stderr  # each call approved by hand
     result = agent.run("audit", "suggest")
     assert result.returncode == 0, result.stderr
     assert '[[approval.rules]]\ntool = "shell"\nmatch = "git status*"\ndecision = "allow"' in (
