@@ -49,23 +49,23 @@ class ApprovalKey:
 
     @classmethod
     def load(cls, folder: Path) -> ApprovalKey:
-        """The key in `folder`, made (0600, exclusively) on first use."""
+        """The key in `folder`, made (0600) on first use.
+
+        A new key is written whole to a file of its own and then linked into place, so a
+        process starting at the same moment finds either no key or the whole of one (the
+        first link wins; the others read it).
+        """
         path = folder / KEY_FILE
         folder.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass
-        else:
-            with os.fdopen(fd, "wb") as out:
-                out.write(secrets.token_bytes(KEY_BYTES))
+        if not path.exists():
+            _make_key(path)
         try:
             if path.stat().st_mode & 0o077:
                 raise ConfigError(f"{path} can be read by others: chmod 600 it")
             secret = path.read_bytes()
         except OSError as exc:
             raise ConfigError(f"cannot read the approval key {path}: {exc}") from exc
-        if len(secret) < KEY_BYTES:  # a key being written by another process right now
+        if len(secret) < KEY_BYTES:
             raise ConfigError(f"the approval key {path} is damaged: remove it")
         return cls(secret)
 
@@ -80,6 +80,24 @@ class ApprovalKey:
         except (TypeError, ValueError):  # arguments that are not JSON: never sealed
             return False
         return hmac.compare_digest(seal, expected)
+
+
+def _make_key(path: Path) -> None:
+    draft = path.with_name(f".{KEY_FILE}.{secrets.token_hex(8)}")
+    try:
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(secrets.token_bytes(KEY_BYTES))
+            out.flush()
+            os.fsync(out.fileno())
+        try:
+            os.link(draft, path)
+        except FileExistsError:  # another process made the key first: theirs counts
+            pass
+    except OSError as exc:
+        raise ConfigError(f"cannot make the approval key {path}: {exc}") from exc
+    finally:
+        draft.unlink(missing_ok=True)
 
 
 PROCESS_KEY = ApprovalKey(secrets.token_bytes(KEY_BYTES))
