@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.errors import AgentcliError
+from agentcli.snapshots.file_modes import file_mode, keep_mode
 from agentcli.snapshots.git_own_paths import refused
 
 MAX_CHANGED_FILES = 100_000
@@ -278,45 +279,19 @@ class ShadowRepo:
                 "--pathspec-file-nul", stdin=_nul(gone),
             )  # fmt: skip
         if back:
-            modes = {p: m for p in back if (m := _file_mode(self.workspace / p)) is not None}
+            modes = {p: m for p in back if (m := file_mode(self.workspace / p)) is not None}
             self.git(
                 "checkout", tree, "--pathspec-from-file=-", "--pathspec-file-nul",
                 stdin=_nul(back),
             )  # fmt: skip
             for path, mode in modes.items():
-                _keep_mode(self.workspace / path, mode)
+                keep_mode(self.workspace / path, mode)
 
     def present(self, tree: str, paths: list[str]) -> list[str]:
         if not paths:
             return []
         out = self._each(["ls-tree", "-r", "-z", "--name-only", tree], paths)
         return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
-
-
-def _file_mode(path: Path) -> int | None:
-    """The permissions of a regular file about to be written back: git keeps only the
-    executable bit and writes the file anew with the umask's (a 0600 file would come back
-    0644, readable by all), so they are put back after it."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
-
-
-def _keep_mode(path: Path, mode: int) -> None:
-    """Give the file written back its former permissions (the executable bit as git wrote
-    it), through a descriptor: never a link's target."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISREG(st.st_mode):
-            os.fchmod(fd, (mode & ~0o111) | (stat.S_IMODE(st.st_mode) & 0o111))
-    finally:
-        os.close(fd)
 
 
 def _readable(path: str) -> str:

@@ -263,6 +263,10 @@ def _runtime(ws: Path) -> Any:
     return SimpleNamespace(context=ToolContext(workspace=ws))
 
 
+ITERATIONS, SWAPS, SECONDS = 3000, 1000, 10.0
+PAUSE_EVERY, PAUSE_S = 20, 0.002
+
+
 class Swapper:
     """Swaps ``ws/d`` (a real folder) for a link to ``outside`` and back, as fast as it can."""
 
@@ -295,6 +299,8 @@ class Swapper:
                 except OSError:
                     continue
             self.swaps += 1
+            if self.swaps % PAUSE_EVERY == 0:  # the folder stays a while: reads must work then
+                time.sleep(PAUSE_S)
 
     def __enter__(self) -> Swapper:
         self.interval = sys.getswitchinterval()
@@ -316,9 +322,6 @@ def race(tmp_path: Path) -> tuple[Path, Path]:
     (ws / "d" / "f.txt").write_text("inside\n")
     (outside / "f.txt").write_text(f"{OUTSIDE}\n")
     return ws, outside
-
-
-ITERATIONS, SWAPS, SECONDS = 3000, 1000, 10.0
 
 
 def busy(swapper: Swapper, deadline: float) -> bool:

@@ -107,7 +107,8 @@ def test_a_running_command_dies_with_agentcli(agent: Agent, signum: signal.Signa
     # silently (a policy cannot approve a call that may have partly run)
     thread_id = json.loads(agent.run("threads", "list", "--json").stdout)[0]["thread_id"]
     again = agent.run("run", "--thread", thread_id, "-y", "-o", "json")
-    assert again.returncode == 3, again.stderr
+    shown = agent.run("threads", "show", thread_id).stdout
+    assert again.returncode == 3, (again.stderr, shown, len(agent.server.requests))
     assert json.loads(again.stdout)["status"] == "awaiting_approval"
     assert not finished.exists()
 
