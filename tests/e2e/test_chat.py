@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import pexpect
 import pytest
 
 from tests.e2e.conftest import Agent
@@ -193,11 +194,10 @@ def test_ctrl_c_while_the_model_thinks_returns_to_the_prompt_and_keeps_the_messa
     assert child.exitstatus == 130 or child.signalstatus == 2
 
 
-def test_exit_right_after_ctrl_c_waits_for_the_stopped_call_to_end(agent: Agent) -> None:
-    """/exit at once after Ctrl-C stopped a command that takes a moment to stop: the chat
-    waits for the run to end, so the call is over (told as interrupted), not cut off."""
-    slow_to_stop = 'trap "" TERM; touch started; sleep 31.7'  # stops only at SIGKILL
-    agent.server.push(tool_calls(("shell", {"command": slow_to_stop})))
+def _stopped_in_chat(agent: Agent, command: str) -> pexpect.spawn:
+    """A chat whose approved shell call (`command`, which touches `started`) was stopped
+    with Ctrl-C once it began: back at the prompt."""
+    agent.server.push(tool_calls(("shell", {"command": command})))
     child = agent.spawn("chat", "-y", "run the slow thing")
     deadline = time.monotonic() + 15
     while not (agent.workspace / "started").exists() and time.monotonic() < deadline:
@@ -205,6 +205,13 @@ def test_exit_right_after_ctrl_c_waits_for_the_stopped_call_to_end(agent: Agent)
     child.sendintr()
     child.expect("interrupted")
     child.expect(PROMPT)
+    return child
+
+
+def test_exit_right_after_ctrl_c_waits_for_the_stopped_call_to_end(agent: Agent) -> None:
+    """/exit at once after Ctrl-C stopped a command that takes a moment to stop: the chat
+    waits for the run to end, so the call is over (told as interrupted), not cut off."""
+    child = _stopped_in_chat(agent, 'trap "" TERM; touch started; sleep 31.7')  # only SIGKILL
     child.send("/exit\r")
     child.expect("waiting for the stopped run to end")
     ended(child, 0)
@@ -217,14 +224,7 @@ def test_exit_right_after_ctrl_c_waits_for_the_stopped_call_to_end(agent: Agent)
 
 
 def test_ctrl_c_during_a_tool_stops_it_and_the_model_is_told(agent: Agent) -> None:
-    agent.server.push(tool_calls(("shell", {"command": "touch started; sleep 31.5; touch done"})))
-    child = agent.spawn("chat", "-y", "run the slow thing")
-    deadline = time.monotonic() + 15
-    while not (agent.workspace / "started").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    child.sendintr()
-    child.expect("interrupted")
-    child.expect(PROMPT)
+    child = _stopped_in_chat(agent, "touch started; sleep 31.5; touch done")
     agent.server.push(text("It was interrupted, so I stopped."))
     child.send("/retry\r")
     child.expect("It was interrupted, so I stopped.")
