@@ -66,6 +66,10 @@ class RunStopped(AgentcliError):
     """The run stopped on a limit (max_steps, invalid calls); the thread can continue."""
 
 
+class SnapshotError(AgentcliError):
+    """A snapshot of the workspace could not be taken, read or restored (undo)."""
+
+
 class SetupNeeded(UsageError):
     """No model server is configured (no API key, no base URL): the CLI prints the guide."""
 
@@ -81,7 +85,7 @@ class SetupNeeded(UsageError):
 EXIT_CODES: dict[type[AgentcliError], ExitCode] = {
     UsageError: ExitCode.USAGE,  # with ConfigError, ThreadNotFound, SetupNeeded
     Interrupted: ExitCode.INTERRUPTED,
-    AgentcliError: ExitCode.ERROR,  # ModelError, ThreadBusy, RunStopped
+    AgentcliError: ExitCode.ERROR,  # ModelError, ThreadBusy, RunStopped, SnapshotError
 }
 
 

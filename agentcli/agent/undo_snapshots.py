@@ -10,8 +10,8 @@ from typing import Any
 from langchain_core.messages import ToolCall
 
 from agentcli.agent.toolset.sandboxing import would_confine
+from agentcli.errors import SnapshotError
 from agentcli.snapshots.call_snapshots import READ_ONLY_TOOLS
-from agentcli.snapshots.shadow_git import SnapshotError
 from agentcli.snapshots.undo_limits import FILE_TOOLS, undo_limit
 
 

@@ -260,7 +260,7 @@ class Chat:
         else:
             if s.row is None:
                 return
-            from agentcli.cli.common_options import server_flag
+            from agentcli.cli.session_opening import server_flag
 
             thread_id, server = s.thread_id, server_flag(s)
         what = "calls are waiting for review" if pending else "to continue"

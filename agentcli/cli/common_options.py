@@ -1,4 +1,4 @@
-"""What every command shares: the contract's common options, settings, store, session."""
+"""What every command shares: the contract's common options, its settings and its store."""
 
 from __future__ import annotations
 
@@ -13,15 +13,10 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 
-from agentcli.agent.toolset.tool_names import config_name_problems, flag_problems
 from agentcli.config import Settings, load_settings
-from agentcli.errors import ConfigError, UsageError
+from agentcli.errors import UsageError
 
 if TYPE_CHECKING:
-    from agentcli.events import ReviewRequest
-    from agentcli.policy.approval_policy import Policy
-    from agentcli.session.remote import RemoteSession
-    from agentcli.session.thread_session import ThreadSession
     from agentcli.threads.store import Store
 
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model name.")]
@@ -193,130 +188,3 @@ def warn(message: str) -> None:
     from agentcli.terminal_text import visible
 
     print(f"agentcli: warning: {visible(message)}", file=sys.stderr)
-
-
-def make_policy(
-    settings: Settings, auto_approve: bool, approve: list[str] | None, deny: list[str] | None
-) -> Policy:
-    """The config's rules with this command's flags on top."""
-    from agentcli.policy.approval_policy import Policy
-
-    return Policy.build(
-        settings.allow,
-        settings.deny,
-        settings.rules,
-        flag_allow=approve or (),
-        flag_deny=deny or (),
-        auto_approve=auto_approve,
-    )
-
-
-def one_of(thread: str | None, last: bool) -> None:
-    if thread and last:
-        raise UsageError("--thread and --last do not go together")
-
-
-def attach(session: ThreadSession, thread: str | None, last: bool) -> None:
-    """Point the session at --thread ID or --last, if given (else it starts a new thread)."""
-    one_of(thread, last)
-    if thread:
-        session.open(thread)
-    elif last:
-        session.open_latest()
-    warn_expired(session.thread_id, session.expired, session.settings.expire_after)
-
-
-def warn_expired(thread_id: str, review: ReviewRequest | None, after: str | None) -> None:
-    """Say which calls of a thread `open` denied because their review expired."""
-    for request in review.action_requests if review else []:
-        warn(
-            f"call {request['id']} ({request['name']}) of thread {thread_id} waited longer"
-            f" than {after} for review: denied ([approval] expire_after); the model is told"
-        )
-
-
-def open_session(
-    common: Common,
-    auto_approve: bool = False,
-    approve: list[str] | None = None,
-    deny: list[str] | None = None,
-    *,
-    store: Store | None = None,
-    quiet: bool = False,
-) -> ThreadSession:
-    """The session a command drives; `quiet` leaves the tools' warnings in
-    `session.warnings` for the caller to show when it can (the chat, at its prompt)."""
-    settings = common.settings()
-    if common.server:
-        return open_remote(common, settings, auto_approve, approve, deny)
-    from agentcli.session.local import Session
-
-    policy = make_policy(settings, auto_approve, approve, deny)
-    store = store or common.store(settings)
-    session = Session(settings, store, policy, workspace=common.checked_workspace())
-    for message in () if quiet else session.warnings:
-        warn(message)
-    if problems := flag_problems(session.tools, approve, deny):
-        raise ConfigError(*problems)
-    return session
-
-
-def check_early(
-    common: Common, settings: Settings, approve: list[str] | None, deny: list[str] | None
-) -> None:
-    """What can be known from the settings alone, before anything is drawn or loaded: a
-    model server is configured (else the set-up guide), and, when the tools are the
-    built-ins only (listed without LangChain), the tool names in the config and the flags."""
-    if common.server:
-        return
-    from agentcli.cli.setup_guide import check_setup
-
-    check_setup(settings)
-    from agentcli_tools.catalogue import BUILTINS  # names only: no LangChain, no toolset
-
-    if settings.modules or settings.mcp_servers or not set(settings.enabled) <= BUILTINS.keys():
-        return  # the session checks the names when it loads the tools (agent/toolset/tool_names.py)
-    offered = list(settings.enabled or BUILTINS)
-    kept = [name for name in offered if name not in settings.disabled]
-    problems = config_name_problems(settings, offered) + flag_problems(kept, approve, deny)
-    if problems:
-        raise ConfigError(*problems)
-
-
-def open_remote(
-    common: Common,
-    settings: Settings,
-    auto_approve: bool,
-    approve: list[str] | None,
-    deny: list[str] | None,
-) -> RemoteSession:
-    """A session on a LangGraph server: the model and the storage are the server's."""
-    from agentcli.session.remote import RemoteSession
-
-    assert common.server
-    flags = [
-        ("--model", common.model),
-        ("--base-url", common.base_url),
-        ("--max-tokens", common.max_tokens),
-        ("--temperature", common.temperature),
-    ]
-    for flag, value in flags:
-        if value is not None:
-            raise UsageError(f"{flag} does not go with --server: the server chooses the model")
-    if common.db:
-        raise UsageError("--db does not go with --server: the server keeps the threads")
-    if common.sandbox:
-        raise UsageError("--sandbox does not go with --server: the server confines its tools")
-    return RemoteSession(
-        settings,
-        common.server,
-        auto_approve=auto_approve,
-        approve=approve or (),
-        deny=deny or (),
-        workspace=common.workspace,
-    )
-
-
-def server_flag(session: ThreadSession) -> str:
-    """What a hint to continue this session's thread needs: ` --server URL`, or nothing."""
-    return session.server_flag

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcli.cli import gc_tuning
-from agentcli.cli.common_options import Common, attach, check_early, one_of, open_session, warn
+from agentcli.cli.common_options import Common, warn
+from agentcli.cli.session_opening import attach, check_early, one_of, open_session
 from agentcli.threads.thread_rows import ThreadStatus, new_thread_id
 
 if TYPE_CHECKING:

@@ -9,14 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from agentcli.cli.common_options import (
-    ApproveOpt,
-    AutoApproveOpt,
-    Common,
-    DenyOpt,
-    common_options,
-    make_policy,
-)
+from agentcli.cli.common_options import ApproveOpt, AutoApproveOpt, Common, DenyOpt, common_options
+from agentcli.cli.session_opening import make_policy
 from agentcli.errors import UsageError
 from agentcli.terminal_text import line
 

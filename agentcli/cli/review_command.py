@@ -11,16 +11,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentcli.cli.common_options import (
-    Common,
-    OutputFormat,
-    ThreadOpt,
-    common_options,
-    open_session,
-    warn_expired,
-)
+from agentcli.cli.common_options import Common, OutputFormat, ThreadOpt, common_options
 from agentcli.cli.review_plan import Asked, Plan
 from agentcli.cli.run import OutputOpt
+from agentcli.cli.session_opening import open_session, warn_expired
 from agentcli.errors import UsageError
 
 if TYPE_CHECKING:

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from agentcli.cli.common_options import OutputFormat, warn, warn_expired
+from agentcli.cli.common_options import OutputFormat, warn
 from agentcli.cli.review_plan import Plan, ThreadAsk, decisions
+from agentcli.cli.session_opening import warn_expired
 from agentcli.errors import AgentcliError, ExitCode, UsageError, exit_code_for
 from agentcli.session.call_digests import ThreadCalls
 from agentcli.terminal_text import dumps, line, visible

@@ -17,11 +17,9 @@ from agentcli.cli.common_options import (
     PlanOpt,
     SandboxOpt,
     ThreadOpt,
-    attach,
-    check_early,
     common_options,
-    open_session,
 )
+from agentcli.cli.session_opening import attach, check_early, open_session
 from agentcli.errors import UsageError
 
 OutputOpt = Annotated[

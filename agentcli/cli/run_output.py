@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 
 from agentcli.cli import gc_tuning
-from agentcli.cli.common_options import OutputFormat, server_flag, warn
+from agentcli.cli.common_options import OutputFormat, warn
+from agentcli.cli.session_opening import server_flag
 from agentcli.decisions import Decision
 from agentcli.errors import AgentcliError, ExitCode, UsageError
 from agentcli.events import Done, Event, ReviewRequest, RunStatus, Start, add_usage_value

@@ -14,9 +14,9 @@ from agentcli.cli.common_options import (
     Common,
     DenyOpt,
     common_options,
-    make_policy,
     warn,
 )
+from agentcli.cli.session_opening import make_policy
 from agentcli.config import Settings
 
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.config import Settings
+from agentcli.errors import SnapshotError
 from agentcli.snapshots.git_own_paths import writes_into_git
-from agentcli.snapshots.shadow_git import ShadowRepo, Snapshot, SnapshotError
+from agentcli.snapshots.shadow_git import ShadowRepo, Snapshot
 
 # tools that never change a file: no snapshot around them
 READ_ONLY_TOOLS = frozenset({"read_file", "list_dir", "search_files", "fetch_url", "calculator"})

@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli.errors import AgentcliError
+from agentcli.errors import SnapshotError
 from agentcli.snapshots.file_modes import file_mode, keep_mode
 from agentcli.snapshots.git_own_paths import refused
+from agentcli.snapshots.private_paths import exclude_pattern, relative
 
 MAX_CHANGED_FILES = 100_000
 # the configuration git runs under: nothing of the person's, nothing that starts a program
@@ -44,10 +45,6 @@ _ATTRIBUTES = "* -text !eol -crlf -ident -filter !working-tree-encoding !diff -m
 _ARGS_BYTES = 64_000  # paths per git command line, in bytes: far below the system's limit
 
 
-class SnapshotError(AgentcliError):
-    """A snapshot of the workspace could not be taken, read or restored."""
-
-
 @dataclass
 class Snapshot:
     """One state of the workspace: a tree in the store, and the files it does not hold."""
@@ -66,8 +63,8 @@ class ShadowRepo:
         self.workspace = workspace.resolve()
         # agentcli's own files (the store, the thread database) when they lie in the
         # workspace (a workspace that is the home folder): never snapshotted, never restored
-        self._private = [_pattern(p, self.workspace) for p in (root, *private)]
-        self._private_rel = {r for p in (root, *private) if (r := _relative(p, self.workspace))}
+        self._private = [exclude_pattern(p, self.workspace) for p in (root, *private)]
+        self._private_rel = {r for p in (root, *private) if (r := relative(p, self.workspace))}
         key = hashlib.sha256(str(self.workspace).encode()).hexdigest()[:16]
         self.git_dir = root / f"{key}.git"
         self.max_file_bytes = max_file_bytes
@@ -300,27 +297,3 @@ def _readable(path: str) -> str:
 
 def _nul(paths: list[str]) -> bytes:
     return "\0".join(paths).encode("utf-8", "surrogateescape") + b"\0"
-
-
-def _relative(path: Path, workspace: Path) -> str:
-    """`path` relative to the workspace, when it lies in it (else "")."""
-    try:
-        rel = path.resolve().relative_to(workspace)
-    except ValueError:
-        return ""
-    return rel.as_posix() if rel.parts else ""
-
-
-def _pattern(path: Path, workspace: Path) -> str:
-    """An ignore pattern that matches exactly `path` (and what is under it) when it lies in
-    the workspace, else nothing: anchored, every character but letters, digits and `/`
-    escaped."""
-    try:
-        rel = path.resolve().relative_to(workspace)
-    except ValueError:
-        return ""
-    if not rel.parts:
-        return ""
-    if "\n" in str(rel):
-        raise SnapshotError("the data folder's path holds a line break: no snapshot taken")
-    return "/" + "".join(c if c.isalnum() or c == "/" else "\\" + c for c in rel.as_posix())

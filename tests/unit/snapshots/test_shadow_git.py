@@ -197,8 +197,8 @@ def test_calls_that_change_files_run_one_at_a_time_per_workspace(
 def test_a_huge_change_is_refused_not_hashed(
     workspace: Path, snapshots: WorkspaceSnapshots, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from agentcli.errors import SnapshotError
     from agentcli.snapshots import shadow_git
-    from agentcli.snapshots.shadow_git import SnapshotError
 
     monkeypatch.setattr(shadow_git, "MAX_CHANGED_FILES", 3)
     for i in range(5):

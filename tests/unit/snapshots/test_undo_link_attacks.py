@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.errors import SnapshotError
 from agentcli.snapshots.call_snapshots import WorkspaceSnapshots, thread_ref
-from agentcli.snapshots.shadow_git import SnapshotError
 from tests.helpers.undo import call, files, snapshots, undo_all, workspace
 
 __all__ = ["snapshots", "workspace"]  # the fixtures

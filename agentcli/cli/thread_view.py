@@ -1,0 +1,76 @@
+"""`agentcli threads show` as a person reads it: each message, then each call with its
+decision, where it ran, the files it changed and the start of its result."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from agentcli.threads.transcript import decision_text, speaker
+from agentcli.ui.safe_text import styled
+
+if TYPE_CHECKING:
+    from agentcli.threads.thread_rows import ThreadRow
+
+SHOW_RESULT_LINES = 8
+
+
+def draw(console: Any, row: ThreadRow, turns: list[dict[str, Any]]) -> None:
+    """The thread's heading, then its turns."""
+    console.print(styled((f"thread {row.thread_id} · {row.title} · {row.status}", "bold")))
+    console.print(styled((f"{row.model} · {row.workspace} · {row.updated_at}", "dim")))
+    for turn in turns:
+        if turn["text"]:
+            console.print()
+            style = "bold magenta" if turn["role"] == "summary" else "bold cyan"
+            label = (f"{speaker(turn)}: ", style)
+            console.print(styled(label, turn["text"], multiline=True))
+        for call in turn.get("calls", []):
+            args = json.dumps(call["args"], ensure_ascii=False)
+            console.print(styled((f"  → {call['tool']} {args}", "cyan")))
+            console.print(styled((f"    {decision_text(call['decision'])}", "yellow")))
+            if call.get("sandbox"):
+                console.print(styled((f"    ran in sandbox: {call['sandbox']}", "dim")))
+            if changed := call.get("changed_files"):
+                files = ", ".join(changed[:10]) + (" ..." if len(changed) > 10 else "")
+                console.print(styled((f"    changed {len(changed)} file(s): {files}", "magenta")))
+            for task in call.get("plan") or []:
+                show_task(console, task)
+            if call.get("plan"):
+                continue  # its result is each task's, shown above
+            result = (call["result"] or "").removesuffix("\n")
+            for text in result.split("\n")[:SHOW_RESULT_LINES] if result else []:
+                console.print(styled((f"    │ {text}", "dim")))
+
+
+def show_task(console: Any, task: dict[str, Any]) -> None:
+    """One task of a plan that ran: what it ran (its deps' results put in), and how it ended."""
+    args = json.dumps(task.get("ran_args") or task.get("args"), ensure_ascii=False)
+    after = f" (after {', '.join(map(str, task['deps']))})" if task.get("deps") else ""
+    console.print(styled((f"    {task['id']}. {task['tool']} {args}{after}", "cyan")))
+    style = "green" if task.get("state") == "done" else "yellow"
+    why = f": {task['why']}" if task.get("why") else ""
+    console.print(styled((f"       {task.get('state')}{why}", style)))
+    for path in task.get("changed_files") or []:
+        console.print(styled((f"       changed {path}", "magenta")))
+
+
+def mark_changes(settings: Any, row: ThreadRow, messages: list[Any], turns: list[Any]) -> None:
+    """Give each call that changed files the list of them (`changed_files`), from the
+    snapshots taken around it (agentcli diff shows how)."""
+    from pathlib import Path
+
+    from agentcli.session.agent_changes import changed_files
+    from agentcli.snapshots.call_snapshots import snapshots_of
+
+    snapshots = snapshots_of(settings)
+    if snapshots is None or not Path(row.workspace).is_dir():
+        return
+    changed = changed_files(snapshots, row, messages)
+    for turn in turns:
+        for call in turn.get("calls", []):
+            if paths := changed.get(str(call.get("id"))):
+                call["changed_files"] = paths
+            for task in call.get("plan") or []:  # a plan's tasks ran under their own ids
+                if paths := changed.get(f"{call.get('id')}.{task.get('id')}"):
+                    task["changed_files"] = paths
