@@ -11,7 +11,7 @@ Confined commands get a private temp folder (``TMPDIR``), made once per process 
 and removed at exit.
 
 For tests only: ``AGENTCLI_TEST_SANDBOX_MISSING`` (a comma-separated list of "landlock",
-"bwrap") makes this process behave as if the mechanisms it names were missing, to check
+"bwrap", "userns") makes this process behave as if the mechanisms it names were missing, to check
 the refusal and the fallback. It can only take mechanisms away: with both gone, confined
 commands refuse to start.
 """
@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .confine import landlock_abi
+from .landlock import abi as landlock_abi
 
 MODES = ("read-only", "workspace-write", "off")
 DEFAULT_MODE = "workspace-write"
@@ -40,7 +40,13 @@ UNAVAILABLE = (
     ' ([sandbox] mode = "off") to run commands unconfined'
 )
 # what a command prints when the sandbox refused it something (heuristic: see denied())
-_DENIALS = re.compile(r"Permission denied|Operation not permitted|Read-only file system", re.I)
+# (a .git or protected path bound read-only cannot be moved or removed: "busy"; a path under
+# /tmp other than the private temp folder's is not there at all)
+_DENIALS = re.compile(
+    r"Permission denied|Operation not permitted|Read-only file system|Device or resource busy"
+    r"|/tmp/\S*: No such file or directory",
+    re.I,
+)
 _NO_NETWORK = re.compile(r"Network is unreachable|Connection refused", re.I)  # bubblewrap's
 
 
@@ -127,6 +133,7 @@ class Sandbox:
             ],
             "writable": [private_temp(), *(extra if self.mode == "workspace-write" else [])],
             "network": self.network,
+            "namespaces": "userns" not in _missing(),
         }
 
     def label(self) -> str:
@@ -171,7 +178,7 @@ def denied(plan: dict[str, Any] | None, returncode: int | None, output: str) -> 
     if not _DENIALS.search(output) and (plan["network"] or not _NO_NETWORK.search(output)):
         return None
     places = [plan["workspace"]] if plan["mode"] == "workspace-write" else []
-    places += plan["writable"]
+    places += ["$TMPDIR", *plan["writable"][1:]]  # the temp folder's path differs inside
     git = " (its .git stays read-only)" if plan["mode"] == "workspace-write" else ""
     net = "" if plan["network"] else "; TCP connections and listening are refused"
     return (

@@ -13,9 +13,11 @@ too:
 
 - sends ``P <pid> <start time>`` (field 22 of /proc/<pid>/stat) and waits for the request
   (one JSON line: argv, cwd, env, grace, sandbox), so that the application can record which
-  process it is before anything runs; replies ``R`` once the command runs (``E <why>`` if not);
-- confines itself by the request's sandbox plan (tools/confine.py: Landlock, inherited by
-  the command; or bubblewrap around the command); if that fails, nothing runs;
+  process it is before anything runs; replies ``R <layers>`` once the command runs (the
+  sandbox's layers in place, comma-separated; ``E <why>`` if it does not run);
+- confines itself by the request's sandbox plan (tools/confine.py: namespaces, Landlock and
+  seccomp, inherited by the command; or bubblewrap around the command); if that fails,
+  nothing runs;
 - runs the command with posix_spawn in a process group of its own (so that `kill 0` spares
   the supervisor), stdin /dev/null, stdout and stderr the pipe;
 - waits for the first of: the command ends (what it left behind is sent SIGTERM, then
@@ -42,7 +44,9 @@ import time
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 STOPPING = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+BWRAP_SETTLE = 0.2  # seconds
 libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -124,6 +128,15 @@ def kill_below(grace: float, spare: set[int] | None = None) -> bool:
         time.sleep(0.005 if late else 0.02)
 
 
+def settle(wait: float) -> None:
+    """Give the processes below this one up to ``wait`` s to end by themselves: bubblewrap
+    reports its command's exit before the PID namespace's init it made has ended."""
+    deadline = time.monotonic() + wait
+    while children(os.getpid()) and time.monotonic() < deadline:
+        reap({})
+        time.sleep(0.002)
+
+
 def start_time(pid: int) -> str:
     with open(f"/proc/{pid}/stat") as file:
         return file.read().rsplit(")", 1)[1].split()[19]  # field 22
@@ -198,7 +211,8 @@ def run_call(call: socket.socket, output: int, wake_read: int, stop: list[int]) 
     argv, env, grace = order["argv"], order["env"], float(order["grace"])
     try:
         os.chdir(order["cwd"])
-        argv = confine.confine(order.get("sandbox"), argv)
+        argv, env, layers = confine.confine(order.get("sandbox"), argv, env)
+        os.chdir(order["cwd"])  # again: a namespace may have put a mount over it
         # posix_spawn (vfork): no second Python fork. Its own process group, so that `kill
         # 0` spares this supervisor; stdin /dev/null; stdout and stderr the pipe. If this
         # supervisor is killed, the one above it kills the command, re-parented to it.
@@ -218,7 +232,7 @@ def run_call(call: socket.socket, output: int, wake_read: int, stop: list[int]) 
         call.sendall(f"E {exc}\n".encode())
         return
     os.close(output)  # the pipe ends when the command's copies do
-    call.sendall(b"R\n")
+    call.sendall(f"R {','.join(layers)}\n".encode())
     poll = select.poll()
     poll.register(call.fileno(), select.POLLIN)
     poll.register(wake_read, select.POLLIN)
@@ -233,6 +247,8 @@ def run_call(call: socket.socket, output: int, wake_read: int, stop: list[int]) 
                 lost = not order
                 stop += [signal.SIGTERM] if b"T" in order else []
         reap(status)
+    if not lost and not stop and layers[:1] == ["bubblewrap"]:
+        settle(BWRAP_SETTLE)
     leftovers = kill_below(0.0 if lost else grace)
     reap(status)
     if lost:
@@ -295,6 +311,9 @@ def main() -> None:
     application = int(sys.argv[2])
     os.set_inheritable(control.fileno(), False)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    # no process of the same user may read this one's memory, environment or descriptors
+    # (/proc/PID/mem, environ, fd), nor those of the call supervisors it forks
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     if os.getppid() != application:  # it died before PR_SET_PDEATHSIG
         os._exit(0)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:

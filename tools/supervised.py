@@ -59,6 +59,7 @@ class _Supervisor:
                         + [str(os.getpid())],
                         pass_fds=(theirs.fileno(),),
                         start_new_session=True,  # the terminal's Ctrl-C is for agentcli
+                        env={},  # never agentcli's: each command gets its own, scrubbed
                         stdin=subprocess.DEVNULL,
                         stdout=subprocess.DEVNULL,
                         stderr=subprocess.DEVNULL,
@@ -143,6 +144,7 @@ class Supervised:
         sandbox: dict[str, object] | None = None,
     ) -> None:
         self.returncode: int | None = None
+        self.layers: list[str] = []  # the sandbox's, as the call supervisor applied them
         self._leftovers = False
         for attempt in (1, 2):
             self._buffer = b""
@@ -174,8 +176,9 @@ class Supervised:
                 "sandbox": sandbox,
             }
             self._sock.sendall(json.dumps(order).encode() + b"\n")
-            if (answer := self._line()) != "R":
+            if not (answer := self._line()).startswith("R"):
                 raise OSError(answer[2:])
+            self.layers = answer[2:].split(",") if answer[2:] else []
         except EOFError:
             self._sock.close()
             self.stdout.close()
