@@ -136,6 +136,26 @@ class Sandbox:
             "namespaces": "userns" not in _missing(),
         }
 
+    def probe(self, workspace: Path | str) -> list[str]:
+        """The layers a confined command gets here, found by starting one (``true``) as
+        the shell tool does: what ``doctor`` reports. [] when the mode is off;
+        SandboxUnavailable or OSError when no confined command can start."""
+        plan = self.plan(workspace)
+        if plan is None:
+            return []
+        from .supervised import Supervised
+
+        env = {"PATH": os.defpath, "TMPDIR": plan["writable"][0]}
+        process = Supervised(["true"], grace=0.5, cwd=workspace, env=env, sandbox=plan)
+        try:
+            process.stdout.read()
+            if process.wait() != 0:
+                raise OSError(f"a confined `true` ended with {process.returncode}")
+        finally:
+            process.close()
+            process.stdout.close()
+        return process.layers
+
     def label(self) -> str:
         """One line: the mode, the network, and the mechanism (or why there is none)."""
         if not self.confines:

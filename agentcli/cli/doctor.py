@@ -1,6 +1,6 @@
 """`agentcli doctor`: each part of the set-up checked (config, key, model server, model,
-tools, AGENTS.md, database, MCP logs, versions), one line each, and the guide when no model
-server is configured."""
+tools, AGENTS.md, database, MCP logs, the sandbox's layers, versions), one line each, and
+the guide when no model server is configured."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def doctor(
     common: Common,
 ) -> None:
     """Check the set-up: config, tools, API key, model server and model, thread database,
-    AGENTS.md; print versions. With no API key and no base URL, print the set-up guide.
+    AGENTS.md, the sandbox's layers (a confined command is started); print versions. With no API key and no base URL, print the set-up guide.
 
     Exits 0 if every check passes, 1 if any fails.
     """
@@ -83,6 +83,8 @@ def doctor(
     report(Check(is_dir, "workspace", f"{where}" + ("" if is_dir else " is not a directory")))
     if is_dir:
         report(_agents_md_check(where))
+        if settings is not None:
+            report(_sandbox_check(settings, where))
     report(_versions_check())
     if settings is not None and needs_setup(settings):
         from agentcli.ui.safe_text import safe
@@ -188,6 +190,30 @@ def _tools_checks(settings: Settings) -> list[Check]:
     names = ", ".join(tool.name for tool in tools)
     found = Check(True, "tools", f"{len(tools)}: {names}")
     return [found, *(Check(None, "tools", warning) for warning in warnings)]
+
+
+def _sandbox_check(settings: Settings, workspace: Path) -> Check:
+    """The layers a confined command really gets here: one is started to find out."""
+    from agentcli.agent.toolset.sandboxing import sandbox_of
+
+    sandbox = sandbox_of(settings)
+    if not sandbox.confines:
+        return Check(None, "sandbox", "off: commands run unconfined")
+    try:
+        layers = sandbox.probe(workspace)
+    except OSError as exc:
+        return Check(False, "sandbox", f"{sandbox.label()}: a confined command cannot start: {exc}")
+    missing = [] if "namespaces" in layers or "bubblewrap" in layers else [NO_NAMESPACES]
+    return Check(
+        True, "sandbox", f"{sandbox.label()}; layers: {' + '.join(layers)}{''.join(missing)}"
+    )
+
+
+NO_NAMESPACES = (
+    " (no mount namespace: the kernel refused an unprivileged user namespace, so metadata"
+    " outside the workspace is not protected and new entries cannot be made at the top of a"
+    " git workspace)"
+)
 
 
 def _agents_md_check(workspace: Path) -> Check:

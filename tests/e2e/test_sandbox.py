@@ -19,7 +19,7 @@ from agentcli_tools.sandbox import mechanism
 from tests.e2e.conftest import Agent
 from tests.helpers import MCP_SERVER
 from tests.helpers.scripted_server import text, tool_calls
-from tests.helpers.terminal import leave
+from tests.helpers.terminal import doctor_line, leave
 
 pytestmark = pytest.mark.skipif(not mechanism()[0], reason="neither Landlock nor bubblewrap")
 
@@ -336,3 +336,33 @@ def test_read_only_stays_read_only_and_says_writable_is_ignored(
     # the same setting in workspace-write: no warning
     configure(agent, f"[sandbox]\nwritable = [{json.dumps(str(cache))}]\n")
     assert "warning" not in agent.run("config", "show").stderr
+
+
+@pytest.mark.parametrize(
+    ("missing", "layers"),
+    [
+        ("", "layers: namespaces + landlock"),
+        ("userns", "layers: landlock"),
+        ("landlock", "layers: bubblewrap + seccomp"),
+    ],
+)
+def test_doctor_names_the_layers_a_confined_command_really_gets(
+    agent: Agent, missing: str, layers: str
+) -> None:
+    if missing == "landlock" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    if mechanism()[0] != "landlock" and missing != "landlock":
+        pytest.skip("no Landlock here")
+    agent.env["AGENTCLI_TEST_SANDBOX_MISSING"] = missing
+    line = doctor_line(agent.run("doctor").stdout, "sandbox")
+    assert line.startswith("✓ sandbox: workspace-write, network off") and layers in line, line
+    assert line.endswith("seccomp") or "no mount namespace" in line, line
+    assert ("no mount namespace" in line) == (missing == "userns"), line
+
+
+def test_doctor_fails_when_nothing_can_confine(agent: Agent) -> None:
+    agent.env["AGENTCLI_TEST_SANDBOX_MISSING"] = "landlock,bwrap"
+    result = agent.run("doctor")
+    assert result.returncode == 1
+    line = doctor_line(result.stdout, "sandbox")
+    assert line.startswith("✗ sandbox:") and "install bubblewrap" in line, line

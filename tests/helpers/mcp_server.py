@@ -5,7 +5,8 @@
     python tests/helpers/mcp_server.py --record FILE   # stdio, each call received appended to FILE
 
 `add` adds two integers; `mark` writes a marker file, so a test can tell that a call ran;
-`shout` writes to the server's stderr; `picture` answers with an image, audio and resources;
+`shout` writes to the server's stderr; `reach` tries every way to the person's terminal
+(reach_terminal.py); `picture` answers with an image, audio and resources;
 `strict`, `slow_pattern` and `loop` are served with the schemas in SCHEMAS (no extra
 properties; a pattern that backtracks for ever; a `$ref` to itself), which FastMCP does not
 check, so a call with bad arguments would reach them. With --record, every call is written
@@ -109,6 +110,16 @@ def picture() -> list[ContentBlock]:
             ),
         ),
     ]
+
+
+@server.tool()
+def reach(payloads_file: str) -> str:
+    """Try every way to the person's terminal (tests/helpers/reach_terminal.py): what got
+    through, as JSON."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from reach_terminal import reach as attack
+
+    return json.dumps(attack(json.loads(Path(payloads_file).read_text(encoding="utf-8"))))
 
 
 @server.tool()
