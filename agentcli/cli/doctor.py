@@ -38,7 +38,8 @@ def doctor(
     common: Common,
 ) -> None:
     """Check the set-up: config, tools, API key, model server and model, thread database,
-    AGENTS.md, the sandbox's layers (a confined command is started); print versions. With no API key and no base URL, print the set-up guide.
+    AGENTS.md, the sandbox's layers (a confined command is started); print versions. With
+    no API key and no base URL, print the set-up guide.
 
     Exits 0 if every check passes, 1 if any fails.
     """
