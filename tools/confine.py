@@ -56,12 +56,14 @@ seccomp = _layer("seccomp")
 
 
 def bwrap_argv(plan: dict, argv: list[str]) -> list[str]:
-    """``argv`` under bubblewrap: the whole file system read-only, a private /dev, /proc and
-    PID namespace, a session of its own, /tmp the private temp folder, the writable paths
-    bound writable (the workspace's ``.git`` bound read-only over it), no network unless
-    allowed."""
+    """``argv`` under bubblewrap: no capability (root's too), the whole file system
+    read-only, a private read-only /dev, /proc and PID namespace, a session of its own, /tmp
+    the private temp folder, the writable paths bound writable (the workspace's ``.git``
+    bound read-only over it), no network unless allowed."""
     wrapped = [plan["bwrap"], "--die-with-parent", "--new-session", "--unshare-pid"]
-    wrapped += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    wrapped += ["--cap-drop", "ALL"]  # run by root, bubblewrap keeps every capability
+    wrapped += ["--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm"]
+    wrapped += ["--remount-ro", "/dev", "--proc", "/proc"]
     temp = plan["writable"][0]
     paths = list(plan["writable"])
     if plan["mode"] == "workspace-write":

@@ -1,0 +1,237 @@
+"""What a confined command may change: in a git workspace, anything but `.git`, its top level
+included; outside the writable set, nothing, metadata included (mode, owner, times, extended
+attributes, links), and no device anywhere. Checked through the installed command with
+`stat`, not just contents: every file of `.git` and of a folder outside the workspace is
+byte-, mode-, owner- and time-identical after every payload ran.
+
+Under each mechanism this machine has: the mount namespace (with Landlock and seccomp),
+Landlock alone (where user namespaces are refused: there metadata outside the workspace is
+not covered, as docs/guarantees.md says, so only contents and `.git` are checked) and
+bubblewrap.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from agentcli_tools.sandbox import mechanism
+
+from tests.e2e.conftest import Agent
+from tests.e2e.test_sandbox import git_workspace, run_shell
+
+pytestmark = pytest.mark.skipif(not mechanism()[0], reason="neither Landlock nor bubblewrap")
+
+PY = sys.executable
+# {o}: a file outside the workspace; {d}: its folder; {l}: a link to {o} in {d}
+PAYLOADS_OUTSIDE = [
+    "chmod 777 {o}",
+    "chmod u+s,g+s {o}",
+    "chmod 700 {d}",
+    "chown 65534 {o}",
+    "chgrp 65534 {o}",
+    "chown -h 65534 {l}",
+    "touch -d 2000-01-01 {o}",
+    "touch -m {o}",
+    "touch -r /etc/passwd {o}",
+    "touch -h -d 2000-01-01 {l}",
+    "truncate -s 0 {o}",
+    "echo x >> {o}",
+    "rm {o}",
+    "mv {o} ./stolen.txt",
+    "ln {o} hard && chmod 777 hard",
+    "mkdir {d}/new",
+    "mkfifo {d}/fifo",
+    "ln -s /etc/passwd {d}/new-link",
+    f"{PY} -c \"import os; os.utime('{{o}}', (0, 0))\"",
+    f"{PY} -c \"import os; os.chmod('{{o}}', 0o777)\"",
+    f"{PY} -c \"import os; os.chmod(os.open('{{o}}', os.O_RDONLY), 0o777)\"",
+    f"{PY} -c \"import os; os.setxattr('{{o}}', 'user.pwned', b'1')\"",
+    f"{PY} -c \"import os; os.chown('{{o}}', 65534, -1)\"",
+]
+PAYLOADS_GIT = [
+    "echo '[core] fsmonitor = touch PWNED' >> .git/config",
+    "chmod 777 .git/config",
+    "chmod -R 777 .git",
+    "touch -d 2000-01-01 .git/config",
+    "touch .git/hooks/pre-commit",
+    "ln -s /bin/true .git/hooks/post-checkout",
+    "mv .git .git-old",
+    "rm -rf .git",
+    "mv .git/hooks .git/hooks-old",
+    f"{PY} -c \"import os; os.setxattr('.git/config', 'user.pwned', b'1')\"",
+    f"{PY} -c \"import os; os.rename('.git', 'elsewhere')\"",
+    "umount -l .git && echo x >> .git/config",
+    "mount -o remount,rw .git && echo x >> .git/config",
+    "unshare -rm sh -c 'umount -l .git; echo x >> .git/config'",
+    "unshare -rm sh -c 'mount -o remount,rw /; chmod 777 .git/config'",
+]
+PAYLOADS_DEVICES = [
+    "mknod mem c 1 1",
+    "mknod kmsg c 1 11 && echo pwned > kmsg",
+    "mknod sda b 8 0",
+    'mknod "$TMPDIR/kmsg" c 1 11 && echo pwned > "$TMPDIR/kmsg"',
+    f"{PY} -c \"import os, stat; os.mknod('k2', 0o600 | stat.S_IFCHR, os.makedev(1, 11))\"",
+    "echo pwned > /dev/kmsg",
+    "echo pwned > /dev/mem",
+    "head -c1 /dev/sda",
+]
+# what must keep working: the workspace's top level, in a git workspace
+AT_THE_TOP = [
+    "echo hi > notes.txt && cat notes.txt",
+    "mkdir made && touch made/x && rm -r made",
+    "mv README.md README2.md && mv README2.md README.md",
+    "ln -s README.md link && rm link",
+    "cp README.md copy.md && chmod 600 copy.md && touch -d 2000-01-01 copy.md && rm copy.md",
+    "touch .gitignore && rm .gitignore && rm notes.txt",
+    "git status --short >/dev/null 2>&1 || true",
+]
+
+
+def snapshot(root: Path) -> dict[str, tuple[object, ...]]:
+    """Every entry beneath ``root``: its type and mode, owner, size, times, attributes and
+    content (a link's target)."""
+    found: dict[str, tuple[object, ...]] = {}
+    for path in [root, *sorted(root.rglob("*"))]:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            body: object = os.readlink(path)
+        elif stat.S_ISREG(info.st_mode):
+            body = path.read_bytes()
+        else:
+            body = None
+        attrs = sorted(os.listxattr(path, follow_symlinks=False)) if not path.is_symlink() else []
+        found[str(path.relative_to(root))] = (
+            info.st_mode,
+            info.st_uid,
+            info.st_gid,
+            info.st_size,
+            info.st_mtime_ns,
+            info.st_nlink,
+            body,
+            attrs,
+        )
+    return found
+
+
+def contents(root: Path) -> dict[str, object]:
+    """What Landlock alone keeps: each entry beneath ``root`` and its content."""
+    return {name: entry[6] for name, entry in snapshot(root).items() if name != "."}
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A folder outside the workspace and /tmp, holding a file (0644) and a link to it."""
+    folder = Path(tempfile.mkdtemp(prefix="agentcli-test-", dir="/var/tmp"))
+    (folder / "o.txt").write_text("outside\n")
+    (folder / "o.txt").chmod(0o644)
+    (folder / "l").symlink_to(folder / "o.txt")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+MECHANISMS = [
+    pytest.param("", id="namespaces"),
+    pytest.param("userns", id="landlock-only"),
+    pytest.param("landlock", id="bubblewrap"),
+]
+
+
+def use(agent: Agent, missing: str) -> None:
+    if missing == "landlock" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    if missing != "landlock" and mechanism()[0] != "landlock":
+        pytest.skip("no Landlock here")
+    agent.env["AGENTCLI_TEST_SANDBOX_MISSING"] = missing
+
+
+@pytest.mark.parametrize("missing", MECHANISMS)
+def test_nothing_outside_the_workspace_changes_not_even_its_metadata(
+    agent: Agent, outside: Path, missing: str
+) -> None:
+    use(agent, missing)
+    git_workspace(agent)
+    before, before_contents = snapshot(outside), contents(outside)
+    commands = [p.format(o=outside / "o.txt", d=outside, l=outside / "l") for p in PAYLOADS_OUTSIDE]
+    got = run_shell(agent, *commands)
+    after = snapshot(outside)
+    if missing == "userns":  # Landlock has no right for metadata: contents only
+        assert contents(outside) == before_contents
+    else:
+        assert after == before
+    through = [c for c, r in zip(commands, got, strict=True) if r.startswith("exit code 0")]
+    if missing != "userns":
+        assert through == [], through
+
+
+@pytest.mark.parametrize("missing", MECHANISMS)
+def test_git_stays_whole_while_the_top_level_is_writable(agent: Agent, missing: str) -> None:
+    use(agent, missing)
+    git_workspace(agent)
+    git = agent.workspace / ".git"
+    before = contents(git) if missing == "userns" else snapshot(git)
+    got = run_shell(agent, *PAYLOADS_GIT)
+    assert (contents(git) if missing == "userns" else snapshot(git)) == before
+    through = [c for c, r in zip(PAYLOADS_GIT, got, strict=True) if r.startswith("exit code 0")]
+    if missing == "userns":  # metadata gets through Landlock alone
+        through = [
+            c for c in through if c.split()[0] not in ("chmod", "touch") and "xattr" not in c
+        ]
+    assert through == [], through
+    assert not (agent.workspace / ".git-old").exists() and not (agent.workspace / "PWNED").exists()
+    at_top = run_shell(agent, *AT_THE_TOP)
+    if missing == "userns":  # Landlock alone cannot keep .git out of a writable top level
+        assert at_top[0].startswith("exit code 1") and "[sandbox]" in at_top[0], at_top[0]
+    else:
+        assert at_top[0] == "exit code 0\nhi\n"
+        assert all(r.startswith("exit code 0") for r in at_top), at_top
+        assert sorted(p.name for p in agent.workspace.iterdir()) == [".git", "README.md", "src"]
+    assert (contents(git) if missing == "userns" else snapshot(git)) == before
+
+
+@pytest.mark.parametrize("missing", MECHANISMS)
+def test_no_device_can_be_made_or_reached(agent: Agent, missing: str) -> None:
+    use(agent, missing)
+    got = run_shell(agent, *PAYLOADS_DEVICES)
+    through = [c for c, r in zip(PAYLOADS_DEVICES, got, strict=True) if r.startswith("exit code 0")]
+    assert through == [], through
+    for path in agent.workspace.rglob("*"):
+        kind = path.lstat().st_mode
+        assert not (stat.S_ISCHR(kind) or stat.S_ISBLK(kind)), path
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
+def test_each_payload_changes_something_when_unconfined(agent: Agent, outside: Path) -> None:
+    """The payloads are real: with `--sandbox off` each one changes its own fresh copy of
+    the outside folder, and each .git payload but those that only undo a mount changes .git."""
+    folders = []
+    for index in range(len(PAYLOADS_OUTSIDE)):
+        folder = outside / str(index)
+        folder.mkdir()
+        (folder / "o.txt").write_text("outside\n")
+        (folder / "o.txt").chmod(0o644)
+        (folder / "l").symlink_to(folder / "o.txt")
+        folders.append(folder)
+    before = [snapshot(f) for f in folders]
+    commands = [
+        p.format(o=f / "o.txt", d=f, l=f / "l")
+        for p, f in zip(PAYLOADS_OUTSIDE, folders, strict=True)
+    ]
+    run_shell(agent, *commands, flags=("--sandbox", "off"))
+    unchanged = [c for c, f, b in zip(commands, folders, before, strict=True) if snapshot(f) == b]
+    assert unchanged == [], unchanged
+    mounts_only = [p for p in PAYLOADS_GIT if "mount" in p or "unshare" in p]
+    for payload in [p for p in PAYLOADS_GIT if p not in mounts_only]:
+        shutil.rmtree(agent.workspace)
+        agent.workspace.mkdir()
+        git_workspace(agent)
+        git = snapshot(agent.workspace / ".git") if (agent.workspace / ".git").exists() else {}
+        run_shell(agent, payload, flags=("--sandbox", "off"))
+        now = snapshot(agent.workspace / ".git") if (agent.workspace / ".git").exists() else {}
+        assert now != git, payload
