@@ -5,13 +5,16 @@ long-lived supervisor), from the start until the output's EOF and the exit statu
 the sandbox plans of tools.sandbox, interleaved in each round (A B C ...):
 
 - `--sandbox off`: no plan;
-- workspace-write (Landlock) in a git workspace of 30 top-level entries: the call
-  supervisor lists them, grants each but .git, and restricts itself before posix_spawn;
-- workspace-write (Landlock) outside a repository: one rule for the workspace;
-- read-only (Landlock);
+- workspace-write in a git workspace of 30 top-level entries: the call supervisor makes the
+  command's namespaces (every mount read-only, the writable set and .git bound, a private
+  /tmp and /dev), then Landlock, the capabilities and seccomp, before posix_spawn;
+- workspace-write outside a repository;
+- read-only;
+- workspace-write under Landlock alone (where user namespaces are refused): it lists the
+  30 entries and grants each but .git;
 - workspace-write under bubblewrap (the fallback where Landlock is missing), if installed.
 
-Goal: Landlock confinement adds at most 10 ms over `--sandbox off` (medians).
+Goal: confinement adds at most 10 ms over `--sandbox off` (medians).
 
     .venv/bin/python bench/sandbox.py            # 60 interleaved rounds
     .venv/bin/python bench/sandbox.py --quick    # 3 rounds: keeps the script working
@@ -67,6 +70,8 @@ def main() -> None:
             ways["workspace-write, git workspace (30 entries)"] = (repo, Sandbox().plan(repo))
             ways["workspace-write, no repository"] = (plain, Sandbox().plan(plain))
             ways["read-only"] = (repo, Sandbox(mode="read-only").plan(repo))
+            alone = {**Sandbox().plan(repo), "namespaces": False}  # type: ignore[dict-item]
+            ways["workspace-write, Landlock alone (no namespace)"] = (repo, alone)
         if bwrap := shutil.which("bwrap"):
             plan = {**Sandbox().plan(repo), "mechanism": "bwrap", "bwrap": bwrap}  # type: ignore[dict-item]
             ways["workspace-write, bubblewrap"] = (repo, plan)

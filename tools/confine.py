@@ -24,7 +24,9 @@ The layers, each applied when the kernel has it, in this order:
    /dev; a network namespace when the network is off;
 2. Landlock (tools/landlock.py): the writing rights, TCP, signals and ptrace; with no
    namespace it is the fallback that keeps ``.git`` read-only on its own;
-3. seccomp (tools/seccomp.py): no TIOCSTI or TIOCLINUX, whatever the terminal.
+3. capabilities: root's dangerous ones (tracing, mounting, devices...) leave the bounding
+   set, so a command run as root never has them;
+4. seccomp (tools/seccomp.py): no TIOCSTI or TIOCLINUX, whatever the terminal.
 
 Where Landlock is missing, bubblewrap makes the namespaces (with a PID namespace and its own
 /proc) and the seccomp filter is applied before it starts.
@@ -108,9 +110,51 @@ def confine(
         argv, layers = bwrap_argv(plan, argv), ["bubblewrap"]
     else:
         raise OSError(f"unknown confinement {plan['mechanism']!r}")
+    if plan["mechanism"] == "landlock" and _drop_capabilities():
+        layers.append("capabilities")
     if seccomp.install():
         layers.append("seccomp")
     return argv, env, layers
+
+
+# what root keeps from no confined command: tracing and reading other processes (their
+# environment, memory and descriptors), mounting, devices, modules, raw I/O and the kernel's
+# own settings, opening files by handle (past every path check), and immutable files
+DANGEROUS_CAPABILITIES = (
+    2,  # DAC_READ_SEARCH: open_by_handle_at
+    9,  # LINUX_IMMUTABLE
+    12,  # NET_ADMIN
+    16,  # SYS_MODULE
+    17,  # SYS_RAWIO
+    19,  # SYS_PTRACE
+    21,  # SYS_ADMIN
+    22,  # SYS_BOOT
+    25,  # SYS_TIME
+    26,  # SYS_TTY_CONFIG
+    27,  # MKNOD
+    29,  # AUDIT_CONTROL
+    32,  # MAC_OVERRIDE
+    33,  # MAC_ADMIN
+    34,  # SYSLOG
+    38,  # PERFMON
+    39,  # BPF
+    40,  # CHECKPOINT_RESTORE
+)
+PR_CAPBSET_DROP = 24
+
+
+def _drop_capabilities() -> bool:
+    """Take DANGEROUS_CAPABILITIES out of the bounding set, so a command run as root (or
+    as root inside the namespace) never has them; False where this process may not (a
+    user's process has none to lose)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    dropped = False
+    for capability in DANGEROUS_CAPABILITIES:
+        if libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) == 0:
+            dropped = True
+    return dropped
 
 
 def main() -> None:

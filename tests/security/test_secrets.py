@@ -6,8 +6,10 @@ the tool.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import contextlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -170,27 +172,24 @@ def test_an_error_quoting_the_key_is_stored_redacted(agent: Agent) -> None:
     assert "[redacted OPENAI_API_KEY]" in listed[0]["last_error"]
 
 
-@pytest.mark.xfail(
-    os.geteuid() == 0,
-    strict=True,
-    reason="root reads any process's /proc/PID/environ; an encoded copy gets past the redactor",
-)
 def test_an_encoded_copy_of_agentclis_environment_does_not_leave(agent: Agent) -> None:
-    """As a normal user agentcli is non-dumpable, so its /proc/PID/environ is not readable by
-    the commands it runs. As root that defence is gone (documented in guarantees.md)."""
+    """agentcli is non-dumpable and the supervisors start with an empty environment, and a
+    confined command has no CAP_SYS_PTRACE even as root: no process's /proc/PID/environ up
+    the tree holds the key for it to encode past the redactor."""
     _with_secrets(agent)
-    command = "base64 -w0 < /proc/$(awk '{print $4}' /proc/$PPID/stat)/environ"
-    agent.server.push(tool_calls(("shell", {"command": command})), text("done"))
-    assert agent.run("run", "go", "-y").returncode == 0
-    import base64
-
-    sent = agent.server.requests[1]["messages"][-1]["content"]
-    decoded = b"".join(
-        base64.b64decode(line, validate=False)
-        for line in sent.splitlines()[1:]
-        if line and not line.startswith("exit")
+    up = (
+        "p=$$; while [ $p -gt 1 ]; do base64 -w0 < /proc/$p/environ; echo;"
+        " p=$(awk '{print $4}' /proc/$p/stat); done"
     )
-    assert KEY.encode() not in decoded
+    agent.server.push(tool_calls(("shell", {"command": up})), text("done"))
+    assert agent.run("run", "go", "-y").returncode == 0
+    sent = agent.server.requests[1]["messages"][-1]["content"]
+    decoded = b""
+    for line in sent.splitlines()[1:]:
+        with contextlib.suppress(binascii.Error, ValueError):
+            decoded += base64.b64decode(line.strip(), validate=True)
+    assert b"PATH=" in decoded, sent  # the command's own environment: the route works
+    assert KEY.encode() not in decoded, sent
 
 
 # -- the pieces, property-based -------------------------------------------------------------
