@@ -125,6 +125,12 @@ def _bind(fd: int, target: str, make: bool) -> None:
     _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
 
 
+def _is_link(fd: int) -> bool:
+    import stat
+
+    return stat.S_ISLNK(os.fstat(fd).st_mode)
+
+
 def _map_ids(uid: int, gid: int) -> None:
     """Map this process's ids to themselves (a non-dumpable process cannot write its own
     maps: it is made dumpable for as long as that takes)."""
@@ -202,8 +208,12 @@ def enter(plan: dict) -> dict | None:
     mounts = _mounts()
     fds: dict[str, int] = {}
     try:  # opened in this namespace (a bind's source must be), before anything is covered
-        for path in [*writable, *kept]:
+        for path in writable:
             fds[path] = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        for path in kept:  # the entry itself: a link put there since is refused
+            fds[path] = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+            if _is_link(fds[path]):
+                raise OSError(f"cannot keep {path} read-only: it became a symbolic link")
         devices = {}
         for name in DEV_NODES:
             if os.path.exists(f"/dev/{name}"):
