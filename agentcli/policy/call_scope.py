@@ -6,10 +6,9 @@
   `git status` fits too); a bare `ls` gives `ls` (`ls*` would fit `lsof`). A program some
   argument of which runs code or writes files (sed, tar, make, sort, cp, git with `-c` or
   `--output`, an interpreter, a wrapper, `rm`...) gets the exact command: any wider rule
-  would let through a line that does what the approved one did not. A program the table
-  does not know gets its first words and a `*` (`cargo test --release` gives `cargo
-  test*`), unless that rule would allow everything (allow_all.py); a chain of different
-  commands, the exact command.
+  would let through a line that does what the approved one did not. So does a program the
+  table does not know (`cargo test --release`: its options may run anything), and a chain
+  of different commands.
 - file tools: the folder the path is in (`src/*`; `*` at the workspace root).
 - fetch_url (and other tools with a `url`): the host, which is what URL rules match.
 - other tools with a `path`: its folder; with neither: None (the whole tool, as before).
@@ -32,9 +31,6 @@ from agentcli.policy.allow_all import allows_everything
 from agentcli.policy.approval_policy import Policy, Rule
 from agentcli.policy.bash.program_arguments import program
 from agentcli.policy.rule_subjects import FILE_TOOLS
-
-SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9_:-]*")  # `status`, `run`, `test:unit`; no paths
-MOST_WORDS = 3  # the program and up to two subcommands: `npm run test`
 
 
 def escape(text: str) -> str:
@@ -78,9 +74,9 @@ def _shell_match(command: str) -> str:
     words = [shlex.split(part) for part in parts]
     first = words[0]
     entry, named = program(first)
-    if entry is not None and (entry.runs or entry.writes):
+    if entry is None or entry.runs or entry.writes:
         return exact  # what its arguments may do is more than the approved line did
-    scoped = first[:named] if entry is not None else _leading(first)
+    scoped = first[:named]
     if any(w[: len(scoped)] != scoped for w in words[1:]):
         return exact  # a chain of different commands: one pattern would allow too much
     text = " ".join(escape(shlex.quote(w)) for w in scoped)
@@ -93,16 +89,6 @@ def _shell_match(command: str) -> str:
     if allows_everything("shell", match, "allow"):
         return exact
     return match
-
-
-def _leading(words: list[str]) -> list[str]:
-    """An unknown program's name and the subcommand-like words after it (`npm run test`)."""
-    scoped = words[:1]
-    for word in words[1:MOST_WORDS]:
-        if not SUBCOMMAND.fullmatch(word):
-            break
-        scoped.append(word)
-    return scoped
 
 
 def _folder_match(path: str, workspace: Path | None) -> str:

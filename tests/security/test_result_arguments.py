@@ -73,6 +73,10 @@ PAYLOADS_PLACED = [
     ("echo $1 | sed -n -f - notes.txt", "1e touch PWNED"),
     ("echo $1 | xargs touch", "PWNED"),
     ("echo `echo $1`", "`; touch PWNED; `"),
+    ("( echo $1 ) | sh", "touch PWNED"),
+    ("{ echo $1; } | sh", "touch PWNED"),
+    ("if true; then echo $1; fi | sh", "touch PWNED"),
+    ("f() { echo $1; }; f | sh", "touch PWNED"),
 ]
 # a data operand, where a result that starts with `-` becomes an option
 PAYLOADS_OPTIONS = [

@@ -34,7 +34,7 @@ ANY = "runs any code or command its arguments name"
 
 # programs that run whatever code or command their arguments name (interpreters, shells,
 # package runners, and every wrapper wrappers.py reads)
-INTERPRETERS = (
+INTERPRETERS = tuple(dict.fromkeys((
     "python", "python2", "python3", "python3.8", "python3.9", "python3.10", "python3.11",
     "python3.12", "python3.13", "python3.14", "pypy", "pypy3", "node", "nodejs", "deno", "bun",
     "bash", "sh", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "busybox", "perl", "ruby",
@@ -46,7 +46,7 @@ INTERPRETERS = (
     "ionice", "taskset", "chrt", "prlimit", "setpriv", "unshare", "nsenter", "ltrace",
     "caffeinate", "ssh-agent", "toybox", "runuser", "coproc", "trap", "source", ".",
     *sorted(SPECS), *sorted(SHELLS), *sorted(OPAQUE),
-)  # fmt: skip
+)))  # fmt: skip
 
 
 @dataclass(frozen=True)

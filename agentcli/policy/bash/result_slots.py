@@ -28,6 +28,7 @@ from agentcli.policy.bash.program_table import DATA
 from agentcli.policy.bash.words import WORD_TYPES, text, word_value
 
 _SKIPPED = {"variable_assignment", "file_redirect", "heredoc_redirect", "herestring_redirect"}
+_CARRIES_OUTPUT = {"command_substitution", "process_substitution", "function_definition"}
 
 
 def misplaced(line: str, markers: Iterable[str]) -> str | None:
@@ -38,6 +39,8 @@ def misplaced(line: str, markers: Iterable[str]) -> str | None:
         return None
     source = line.encode("utf-8")
     root = syntax_tree(source).root_node
+    if _has(root, "process_substitution"):  # `exec > >(sh)` sends later output to a shell
+        return wanted[0]
     placed = {marker: 0 for marker in wanted}
     stack: list[Any] = [root]
     while stack:
@@ -58,14 +61,7 @@ def _an_argument(word: Any, source: bytes) -> bool:
     """Whether `word` is an argument of a simple command that its program reads as data, and
     whose output no other command reads as code."""
     command = word.parent
-    if command is None or command.type != "command":
-        return False
-    outer = command.parent
-    while outer is not None:  # its output becomes another command's words (`bash -c "$(echo
-        if outer.type in ("command_substitution", "process_substitution"):  # $1)"`) or file
-            return False
-        outer = outer.parent
-    if _output_read_as_code(command, source):
+    if command is None or command.type != "command" or _output_read_as_code(command, source):
         return False
     words, at = _command_words(command, source, word)
     return at > 0 and data_operand(words, at)
@@ -92,33 +88,27 @@ def _command_words(command: Any, source: bytes, word: Any = None) -> tuple[list[
 
 
 def _output_read_as_code(command: Any, source: bytes) -> bool:
-    """Whether what the command prints goes to a command that may read it as code: a later
-    part of its pipeline that is not a program reading data (`echo $1 | sh`, `| sqlite3`,
-    `| sed -f -`), or a process substitution (`echo $1 > >(sh)`)."""
-    stage = command
-    if stage.parent is not None and stage.parent.type == "redirected_statement":
-        stage = stage.parent
-        if _has(stage, "process_substitution"):
+    """Whether what the command prints may reach a command that reads it as code: it stands
+    in a substitution (`bash -c "$(echo $1)"`, backticks, `<(...)`) or a function (called
+    anywhere), or it, or a group or loop around it, is piped to a later part that is not a
+    program reading data (`echo $1 | sh`, `( echo $1 ) | sqlite3`, `| sed -f -`)."""
+    node = command
+    while node.parent is not None:
+        parent = node.parent
+        if parent.type in _CARRIES_OUTPUT:
             return True
-    pipe = stage.parent
-    if pipe is None or pipe.type != "pipeline":
-        return False
-    if pipe.parent is not None and pipe.parent.type == "pipeline":
-        return True  # nested pipelines: not read
-    stages = [c for c in pipe.children if c.is_named]
-    later = stages[
-        [(c.start_byte, c.end_byte) for c in stages].index((stage.start_byte, stage.end_byte)) + 1 :
-    ]
-    for part in later:
-        if part.type == "redirected_statement" and part.named_children:
-            if _has(part, "process_substitution"):
-                return True
-            part = part.named_children[0]
-        if part.type != "command":
-            return True
-        entry, _ = program(_command_words(part, source)[0])
-        if entry is None or entry.operands != DATA:
-            return True
+        if parent.type == "pipeline":
+            stages = [c for c in parent.children if c.is_named]
+            spans = [(c.start_byte, c.end_byte) for c in stages]
+            for part in stages[spans.index((node.start_byte, node.end_byte)) + 1 :]:
+                if part.type == "redirected_statement" and part.named_children:
+                    part = part.named_children[0]
+                if part.type != "command":
+                    return True
+                entry, _ = program(_command_words(part, source)[0])
+                if entry is None or entry.operands != DATA:
+                    return True
+        node = parent
     return False
 
 

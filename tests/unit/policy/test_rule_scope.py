@@ -22,7 +22,7 @@ from agentcli.policy.thread_rules import scoped_entry
         ("git status", "git status*"),
         ("git status --short", "git status*"),  # which the next bare `git status` fits
         ("npm run test -- --x", "npm run test -- --x"),  # npm runs scripts: exact
-        ("cargo test --release", "cargo test*"),  # unknown: its first words
+        ("cargo test --release", "cargo test --release"),  # unknown: exact
         ("ls -la", "ls *"),
         ("ls", "ls"),  # `ls*` would fit `lsof`
         ("make", "make"),
