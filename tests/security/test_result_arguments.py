@@ -225,3 +225,44 @@ def test_e2e_an_approved_plan_does_not_run_a_result_that_is_an_option(
     assert tasks[2]["state"] == "refused" and "starts with '-'" in tasks[2]["why"], tasks[2]
     shown = json.dumps(tasks[2])
     assert "a person must see that value" in shown
+
+
+# a folder written before the reference, and a result whose `..` leaves it: the real program
+# changes (or reads) a file outside, which a file tool would refuse
+PAYLOADS_FOLDERS = [
+    ("rm -f notes/$1", "../keep.txt"),
+    ("rm -f notes/$1", "a/../../keep.txt"),
+    ("rm -f ./notes/$1", "../keep.txt"),
+    ("touch notes/$1", "../PWNED"),
+    ("cp keep.txt notes/$1", "a/../../PWNED"),
+    ("mkdir -p notes/$1", "../../PWNED"),
+]
+
+
+@pytest.mark.parametrize(("template", "result"), PAYLOADS_FOLDERS)
+def test_a_result_cannot_take_a_shell_task_out_of_its_folder(
+    tmp_path: Path, template: str, result: str
+) -> None:
+    where = tmp_path / "work"
+    (where / "notes" / "a").mkdir(parents=True)
+    (where / "keep.txt").write_text("kept")
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    run_real(template, result, where)
+    after = sorted(p.name for p in tmp_path.rglob("*"))
+    assert after != before and (not (where / "keep.txt").exists() or "PWNED" in after)
+    ran = substitute("shell", {"command": template}, {1: result})
+    refusal = moved("shell", {"command": template}, ran, {1}, {1: result})
+    if template.startswith("cp"):  # cp's operands are never data: refused before review
+        assert isinstance(checked(template), str)
+    else:  # the operand is data: the plan stands, and the folder is checked once it is in
+        assert not isinstance(checked(template), str)
+        assert refusal is not None and "leaves the folder" in refusal
+
+
+def test_e2e_a_result_cannot_delete_outside_the_folder_approved(agent: Agent) -> None:
+    (agent.workspace / "notes").mkdir()
+    (agent.workspace / "keep.txt").write_text("kept")
+    (agent.workspace / "page.txt").write_text("../keep.txt")
+    tasks = approve_plan(agent, "rm -f notes/$1")
+    assert (agent.workspace / "keep.txt").read_text() == "kept"
+    assert tasks[2]["state"] == "refused" and "leaves the folder" in tasks[2]["why"], tasks[2]

@@ -6,8 +6,9 @@ approved beyond the value itself.
   git log...; policy/bash/program_table.py), never a program's name, subcommand, script or
   an option's value, nor any argument of a program it does not know
   (policy/bash/result_slots.py), checked before review. Once the result is in, a word it
-  made start with `-` is refused (a person must see that value), and bash must find the
-  template's commands, the result where the reference stood.
+  made start with `-` is refused (a person must see that value), as is one whose `..`
+  leaves the folder written before it (`rm notes/$1`), and bash must find the template's
+  commands, the result where the reference stood.
 - A URL takes a result only after its host (`https://example.com/search?q=$1`): once in, the
   host is still the template's.
 - A file tool's path keeps the folder written before the reference: `notes/$1.md` stays in
@@ -26,7 +27,12 @@ from typing import Any
 from agentcli_tools.urls import host_of
 
 from agentcli.agent.plan.substitution import REFERENCE, SHELL, marked
-from agentcli.policy.bash.result_slots import misplaced, option_like, same_commands
+from agentcli.policy.bash.result_slots import (
+    leaves_folder,
+    misplaced,
+    option_like,
+    same_commands,
+)
 from agentcli.policy.rule_subjects import FETCH_TOOL, FILE_TOOLS
 
 COMMAND, URL, PATH = "command", "url", "path"
@@ -65,6 +71,8 @@ def moved(tool: str, template: Mapping[str, Any], ran: Mapping[str, Any], tasks:
                 f"with the results in, the word {option[:60]!r} starts with '-' and may be read"
                 " as an option; a person must see that value (call plan again)"
             )
+        if put and (outside := leaves_folder(text, put)) is not None:
+            return f"with the results in, {outside[:60]!r} leaves the folder written before it"
         if put and not same_commands(text, str(ran.get(COMMAND)), put):
             return "with the results in, bash would read other commands than the ones approved"
     if tool == FETCH_TOOL and isinstance(url := template.get(URL), str) and _refers(url, tasks):

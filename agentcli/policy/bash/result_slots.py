@@ -19,6 +19,7 @@ commands the template had, with the result where the reference stood and nowhere
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -127,6 +128,26 @@ def option_like(marked: str, values: Mapping[str, str]) -> str | None:
             if put is not None and put.startswith("-"):
                 return put
     return None
+
+
+def leaves_folder(marked: str, values: Mapping[str, str]) -> str | None:
+    """The first word whose template names a folder before a result (`notes/$1`) and whose
+    result has a `..` that leaves it (`../keep.txt`), as file tools refuse, or None."""
+    for command in analyse(marked).commands:
+        for word in command.words[1:]:
+            at = _first_marker(word, values)
+            if word is None or at < 0 or "/" not in word[:at]:
+                continue
+            folder = posixpath.normpath(posixpath.dirname(word[:at]) or ".")
+            put = posixpath.normpath(_put(word, values) or "")
+            if put != folder and not put.startswith(folder.rstrip("/") + "/"):
+                return _put(word, values)
+    return None
+
+
+def _first_marker(word: str | None, values: Mapping[str, str]) -> int:
+    found = [word.find(marker) for marker in values if word and marker in word]
+    return min(found) if found else -1
 
 
 def same_commands(marked: str, ran: str, values: Mapping[str, str]) -> bool:
