@@ -3,25 +3,21 @@
 
 A shell allow rule is matched against each plain command written in shell quoting
 (shell_rules.py), so the test is direct: does the pattern fit a command that runs code of the
-caller's choosing, through an interpreter, a shell or a package runner? Probes such as
-`python -c payload`, `/usr/bin/env payload` or `pipx run payload` are tried against it.
+caller's choosing, or writes a file of its choosing? The programs are those of
+bash/program_table.py with a `runs`: for an interpreter, a shell, a package runner or a
+wrapper, probes such as `python -c payload`, `/usr/bin/env payload` or `pipx run payload`;
+for the others their own probes (`sed -n '1e touch PWNED' notes.txt`, `git -c
+'alias.x=!touch PWNED' x`, `sort -oPWNED notes.txt`), each proven in tests/security.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import shlex
+from collections.abc import Iterator
 
-# programs that run whatever code or command their arguments name
-INTERPRETERS = (
-    "python", "python2", "python3", "python3.8", "python3.9", "python3.10", "python3.11",
-    "python3.12", "python3.13", "python3.14", "pypy", "pypy3", "node", "nodejs", "deno", "bun",
-    "bash", "sh", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "busybox", "perl", "ruby",
-    "php", "lua", "Rscript", "osascript", "pwsh", "powershell", "tclsh", "awk", "gawk",
-    "npx", "pnpx", "bunx", "uvx", "pipx", "uv", "npm", "pnpm", "yarn", "poetry", "pdm",
-    "hatch", "conda", "sudo", "doas", "su", "env", "xargs", "nohup", "nice", "timeout",
-    "time", "exec", "eval", "command", "builtin", "setsid", "stdbuf", "chroot", "flock",
-    "strace", "watch", "parallel", "find", "ssh", "docker", "podman", "kubectl",
-)  # fmt: skip
+from agentcli.policy.bash.program_table import INTERPRETERS, PROGRAMS, Program
+
 # what may stand between the program and the code: its options, or a runner's subcommand
 LEADS = ("", "-c ", "-e ", "-m ", "run ", "exec ", "x ", "dlx ", "tool run ", "-i ")
 PAYLOADS = ("payload", "'payload; rm -rf ~'")
@@ -47,4 +43,22 @@ def allows_everything(tool: str, match: str | None, decision: str) -> str | None
                             f"match {match!r} allows {program} to run any code or command"
                             f" (it fits `{name} {lead}{payload}`)"
                         )
+    for runs, line in probes():
+        if fnmatch.fnmatchcase(line, match):
+            name = line.split(" ", 1)[0]
+            return (
+                f"match {match!r} lets {name} run code or write any file: {runs} (it fits `{line}`)"
+            )
     return None
+
+
+def probes() -> Iterator[tuple[str, str]]:
+    """(why, line) for each proven probe of program_table.py, as an allow rule reads a
+    command (words in shell quoting), under its name and full paths."""
+    entries: list[tuple[str, Program]] = []
+    for program, entry in PROGRAMS.items():  # `vi` and `vim` share theirs
+        entries += [(program, entry), *((program, sub) for sub in entry.subcommands.values())]
+    for program, entry in entries:
+        for words in entry.probes:
+            for name in (program, f"/usr/bin/{program}", f"/usr/local/bin/{program}"):
+                yield entry.runs, " ".join(shlex.quote(w) for w in (name, *words[1:]))

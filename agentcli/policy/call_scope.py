@@ -1,9 +1,14 @@
 """The rule `A` proposes at a review: scoped to the call's main argument, never the whole tool.
 
-- shell: the command's first words and a `*`: `git status` gives `git status*`, `npm run test
-  -- --x` gives `npm run test *`. When that would allow an interpreter, a shell or a runner
-  to run anything (`python *`, allow_all.py), or the line is a chain of different commands,
-  the exact command instead.
+- shell: what bash/program_table.py says the program does with its arguments. A program
+  none of whose arguments runs code or writes files gets its name (and subcommand) and a
+  `*`: `ls -la` gives `ls *`, `git status --short` gives `git status*` (which the next bare
+  `git status` fits too); a bare `ls` gives `ls` (`ls*` would fit `lsof`). A program some
+  argument of which runs code or writes files (sed, tar, make, sort, cp, git with `-c` or
+  `--output`, an interpreter, a wrapper, `rm`...) gets the exact command: any wider rule
+  would let through a line that does what the approved one did not. So does a program the
+  table does not know (`cargo test --release`: its options may run anything), and a chain
+  of different commands.
 - file tools: the folder the path is in (`src/*`; `*` at the workspace root).
 - fetch_url (and other tools with a `url`): the host, which is what URL rules match.
 - other tools with a `path`: its folder; with neither: None (the whole tool, as before).
@@ -24,10 +29,8 @@ from agentcli_tools.urls import host_of
 
 from agentcli.policy.allow_all import allows_everything
 from agentcli.policy.approval_policy import Policy, Rule
+from agentcli.policy.bash.program_arguments import program
 from agentcli.policy.rule_subjects import FILE_TOOLS
-
-SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9_:-]*")  # `status`, `run`, `test:unit`; no paths
-MOST_WORDS = 3  # the program and up to two subcommands: `npm run test`
 
 
 def escape(text: str) -> str:
@@ -70,15 +73,19 @@ def _shell_match(command: str) -> str:
         return exact
     words = [shlex.split(part) for part in parts]
     first = words[0]
-    scoped = [first[0]]
-    for word in first[1:MOST_WORDS]:
-        if not SUBCOMMAND.fullmatch(word):
-            break
-        scoped.append(word)
+    entry, named = program(first)
+    if entry is None or entry.runs or entry.writes:
+        return exact  # what its arguments may do is more than the approved line did
+    scoped = first[:named]
     if any(w[: len(scoped)] != scoped for w in words[1:]):
         return exact  # a chain of different commands: one pattern would allow too much
     text = " ".join(escape(shlex.quote(w)) for w in scoped)
-    match = f"{text}*" if any(len(w) == len(scoped) for w in words) else f"{text} *"
+    if len(scoped) > 1:  # after a subcommand: the bare one and its options alike
+        match = f"{text}*"
+    elif any(len(w) == 1 for w in words):
+        return exact  # `ls*` would fit `lsof` and `du*` `dump`: other programs
+    else:
+        match = f"{text} *"
     if allows_everything("shell", match, "allow"):
         return exact
     return match

@@ -1,6 +1,7 @@
 """`A` at a review: a rule scoped to the call's main argument (policy/call_scope.py), shown
-with how many earlier calls of the thread it would have matched; the person may edit its
-match, then keep it for this thread or also write it to the config file.
+with how many earlier calls of the thread it would have matched, and a warning when its
+match allows everything (policy/allow_all.py: `git *`, `sed *`, an edit to `python *`) before
+the person keeps it for this thread or writes it to the config file.
 
 The rule goes to the graph in the decision (`"always": true, "match": ...`): the graph, not
 this prompt, keeps it for the thread (sealed) and decides by it what runs without review.
@@ -74,6 +75,7 @@ def _show(
     workspace: Path | None,
     scope: AlwaysScope,
 ) -> None:
+    from agentcli.policy.allow_all import allows_everything
     from agentcli.policy.call_scope import fits
 
     earlier = [r for r in scope.audit if r.get("tool") == name and isinstance(r.get("args"), dict)]
@@ -95,6 +97,8 @@ def _show(
         console.print(
             Text("it does not match this call (which is approved this once)", style="yellow")
         )
+    if why := allows_everything(name, match, "allow"):  # before `t` or `w` keeps it
+        console.print(styled(("warning: ", "bold red"), (why, "red")))
 
 
 def _edit(console: Console, match: str) -> str:

@@ -177,13 +177,15 @@ def test_a_page_read_by_a_plan_cannot_run_a_command_in_the_next_task(agent: Agen
 
 def test_a_deny_rule_stops_what_a_result_would_run(agent: Agent) -> None:
     """The policy's second look: with the substituted command in front of it, a deny rule
-    refuses the task: the person approved `git $1 keep.txt`, the page said `rm`."""
+    refuses the task: the person approved `rm -f $1`, the page said `keep.txt`."""
     config = Path(agent.env["XDG_CONFIG_HOME"]) / "agentcli" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text('[[approval.rules]]\ntool = "shell"\nmatch = "git rm *"\ndecision = "deny"\n')
-    (agent.workspace / "page.txt").write_text("rm")
+    config.write_text(
+        '[[approval.rules]]\ntool = "shell"\nmatch = "rm *keep*"\ndecision = "deny"\n'
+    )
+    (agent.workspace / "page.txt").write_text("keep.txt")
     (agent.workspace / "keep.txt").write_text("kept")
-    tasks = approve_plan(agent, "git $1 keep.txt")
+    tasks = approve_plan(agent, "rm -f $1")
     assert (agent.workspace / "keep.txt").exists()
     assert tasks[2]["state"] == "refused" and "denied once" in tasks[2]["why"]
 

@@ -2,9 +2,13 @@
 approved beyond the value itself.
 
 - A shell command takes a result only inside a plain argument word of a simple command that
-  does not run its arguments as code (policy/bash/result_slots.py), checked before review;
-  once the result is in, bash must find the template's commands, the result where the
-  reference stood.
+  its program reads as data: an operand of a program the table knows (cat, grep, sort, rm,
+  git log...; policy/bash/program_table.py), never a program's name, subcommand, script or
+  an option's value, nor any argument of a program it does not know
+  (policy/bash/result_slots.py), checked before review. Once the result is in, a word it
+  made start with `-` is refused (a person must see that value), as is one whose `..`
+  leaves the folder written before it (`rm notes/$1`), and bash must find the template's
+  commands, the result where the reference stood.
 - A URL takes a result only after its host (`https://example.com/search?q=$1`): once in, the
   host is still the template's.
 - A file tool's path keeps the folder written before the reference: `notes/$1.md` stays in
@@ -23,15 +27,22 @@ from typing import Any
 from agentcli_tools.urls import host_of
 
 from agentcli.agent.plan.substitution import REFERENCE, SHELL, marked
-from agentcli.policy.bash.result_slots import misplaced, same_commands
+from agentcli.policy.bash.result_slots import (
+    leaves_folder,
+    misplaced,
+    option_like,
+    same_commands,
+)
 from agentcli.policy.rule_subjects import FETCH_TOOL, FILE_TOOLS
 
 COMMAND, URL, PATH = "command", "url", "path"
 SHELL_SLOT = (
-    "a task's result can go into a shell command only as (part of) an unquoted argument of a"
-    " simple command that does not run its arguments as code (not in quotes, a here-document,"
-    " backticks, [[ ]], (( )), a redirection, the command's name, or after eval, sh -c, sudo,"
-    " xargs, declare, let...): there it is one literal word"
+    "a task's result can go into a shell command only as (part of) an unquoted operand that"
+    " the program reads as data, such as a file of cat, grep, sort, ls, rm or git log (not in"
+    " quotes, a here-document, backticks, [[ ]], (( )), a redirection, the command's name, a"
+    " subcommand, an option or its value, sed's script, nor any argument of a program that"
+    " runs code or that agentcli does not know: make, tar, xargs, sh -c, python...); a value"
+    " that must go elsewhere goes in a later call, where a person sees it"
 )
 
 
@@ -55,6 +66,13 @@ def moved(tool: str, template: Mapping[str, Any], ran: Mapping[str, Any], tasks:
     if tool == SHELL and isinstance(command := template.get(COMMAND), str):
         text, markers = marked(command, tasks)
         put = {marker: values[n] for marker, n in markers.items() if n in values}
+        if put and (option := option_like(text, put)) is not None:
+            return (
+                f"with the results in, the word {option[:60]!r} starts with '-' and may be read"
+                " as an option; a person must see that value (call plan again)"
+            )
+        if put and (outside := leaves_folder(text, put)) is not None:
+            return f"with the results in, {outside[:60]!r} leaves the folder written before it"
         if put and not same_commands(text, str(ran.get(COMMAND)), put):
             return "with the results in, bash would read other commands than the ones approved"
     if tool == FETCH_TOOL and isinstance(url := template.get(URL), str) and _refers(url, tasks):

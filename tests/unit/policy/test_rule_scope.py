@@ -20,14 +20,16 @@ from agentcli.policy.thread_rules import scoped_entry
     ("command", "match"),
     [
         ("git status", "git status*"),
-        ("git status --short", "git status *"),
-        ("npm run test -- --x", "npm run test *"),
+        ("git status --short", "git status*"),  # which the next bare `git status` fits
+        ("npm run test -- --x", "npm run test -- --x"),  # npm runs scripts: exact
+        ("cargo test --release", "cargo test --release"),  # unknown: exact
         ("ls -la", "ls *"),
-        ("make", "make*"),
+        ("ls", "ls"),  # `ls*` would fit `lsof`
+        ("make", "make"),
         ("git status && git status --short", "git status*"),
         ("python script.py --x", "python script.py --x"),  # never `python *`
         ("bash -c 'rm -rf x'", "bash -c 'rm -rf x'"),
-        ("sudo rm -rf x", "sudo rm *"),
+        ("sudo rm -rf x", "sudo rm -rf x"),
         ("git add . && rm -rf x", "git add . && rm -rf x"),  # different commands: exact
         ("echo $(id)", "echo $(id)"),  # not plain: exact (and it matches nothing)
         ("ls [ab]*", "ls [[]ab][*]"),  # exact glob characters are escaped
@@ -69,7 +71,7 @@ def test_interpreters_followed_by_a_star_allow_everything(match: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "match", ["git *", "git status*", "python -m pytest *", "npx prettier *", "ls *", "echo *"]
+    "match", ["git status*", "python -m pytest *", "npx prettier *", "ls *", "echo *", "rm *"]
 )
 def test_named_commands_do_not(match: str) -> None:
     assert allows_everything("shell", match, "allow") is None

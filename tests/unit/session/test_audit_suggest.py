@@ -38,7 +38,7 @@ def test_a_call_rejected_edited_or_answered_with_feedback_spoils_every_rule_that
     for unwanted in ("rejected", "edited", "feedback"):
         assert found(*[shell("ls")] * 3, shell("ls", unwanted)) == []
         assert found(*[shell("git status")] * 3, shell("git status -uno", unwanted)) == []
-    assert found(*[shell("ls")] * 3, shell("rm x", "rejected")) == [("shell", "ls*", 3)]
+    assert found(*[shell("ls")] * 3, shell("rm x", "rejected")) == [("shell", "ls", 3)]
 
 
 def test_only_a_persons_approvals_count() -> None:
@@ -52,7 +52,7 @@ def test_never_a_rule_that_lets_an_interpreter_run_anything() -> None:
         assert allows_everything("shell", suggestion.match, "allow") is None
     # each is suggested exactly as approved, which allows nothing more
     assert {s.match for s in suggestions(calls)} == {
-        "python x.py", "sudo ls*", "npx cowsay*", "bash -c 'echo hi'"
+        "python x.py", "sudo ls", "npx cowsay", "bash -c 'echo hi'"
     }  # fmt: skip
 
 
