@@ -29,11 +29,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from agentcli_tools.redaction import Redactor
 from langgraph.graph import StateGraph
 
 from agentcli.agent.graph import build_graph
 from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.retries import Retries
+from agentcli.agent.outbound import guard_outbound
 from agentcli.agent.review.approval_seals import PROCESS_KEY, ApprovalKey
 from agentcli.agent.secrets import NEVER_PASS, hide_environment, session_redactor
 from agentcli.agent.state import RunContext
@@ -117,7 +119,7 @@ def server_context(
         url_check=policy.redirect_refusal,
         env_passthrough=tuple(settings.env_passthrough),
         env_never=NEVER_PASS,
-        redactor=session_redactor(settings),
+        redactor=_guarded(session_redactor(settings)),
         policy=policy,
         max_steps=settings.max_steps,
         max_invalid_turns=settings.max_invalid_turns,
@@ -180,6 +182,11 @@ def make_graph(settings: Settings, root: Path) -> StateGraph[Any, Any, Any, Any]
     key = ApprovalKey.load(data_dir())  # the CLI's key: a task run again by it verifies
     context = context_schema(settings, root, key)
     return build_graph(model, tools, context, Retries.of(settings), tool_calls=settings.tool_calls)
+
+
+def _guarded(redactor: Redactor) -> Redactor:
+    guard_outbound(redactor)  # the server's traces pass it too (agent/outbound.py)
+    return redactor
 
 
 hide_environment()  # tool processes of this user cannot read the server's environment

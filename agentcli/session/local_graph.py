@@ -19,6 +19,7 @@ from langchain_core.tools import BaseTool
 from agentcli.agent.graph import build_graph
 from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.retries import Retries
+from agentcli.agent.outbound import guard_outbound
 from agentcli.agent.plan import graph_steps
 from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.secrets import (
@@ -64,6 +65,7 @@ class LocalGraph(ThreadSession):
         self.settings = settings
         # the session's secrets: redacted from tool output and stored errors (secrets.py)
         self.redactor = session_redactor(settings)
+        guard_outbound(self.redactor)  # traces, --debug, notify, exports (agent/outbound.py)
         hide_environment()
         # seals what the review approves, checked by the tools node (agent/review/approval_seals.py)
         self.approval_key = ApprovalKey.load(data_dir())

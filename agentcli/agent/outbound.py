@@ -1,0 +1,58 @@
+"""What leaves the process passes the session's redactor, as what is stored does.
+
+`guard_outbound(redactor)` is called once a session's redactor is built (a local session,
+the server). It makes the redactor the process's (`current`: the --debug traceback, the
+notify document and exports use it) and, when LangSmith tracing is on (LANGSMITH_TRACING /
+LANGCHAIN_TRACING_V2, read by langsmith itself), makes every trace pass it: the process's
+LangSmith client, which each LangChain tracer takes, is replaced by one whose anonymizer
+redacts every run's inputs, outputs, error and metadata before they are queued for
+sending. Tool output is traced as the tool returned it, before the tools node redacts its
+messages: without this the tracing endpoint got the key the model never saw.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from agentcli_tools.redaction import Redactor, environment_secrets
+
+from agentcli.agent.secrets import MODEL_KEY_VARIABLE
+
+_current: Redactor | None = None
+_tracing_guarded = False
+
+
+def guard_outbound(redactor: Redactor) -> None:
+    global _current, _tracing_guarded
+    _current = redactor
+    if _tracing_guarded or not _tracing_on():
+        return
+    from langsmith import Client
+    from langsmith import configure as configure_langsmith
+
+    configure_langsmith(client=Client(anonymizer=_anonymize))
+    _tracing_guarded = True
+
+
+def current() -> Redactor:
+    """The latest session's redactor; before any session, one of the environment's
+    credentials and the model key's variable (what an early error may quote)."""
+    if _current is not None:
+        return _current
+    secrets = environment_secrets(os.environ)
+    if os.environ.get(MODEL_KEY_VARIABLE):
+        secrets.append((MODEL_KEY_VARIABLE, os.environ[MODEL_KEY_VARIABLE]))
+    return Redactor(secrets)
+
+
+def _anonymize(data: Any) -> Any:
+    """A run's inputs, outputs, error or metadata (JSON data), every string redacted, keys
+    included. The latest redactor: sessions of one process share the client."""
+    return current().value(data)
+
+
+def _tracing_on() -> bool:
+    from langsmith import utils
+
+    return bool(utils.tracing_is_enabled())
