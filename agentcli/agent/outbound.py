@@ -17,7 +17,8 @@ from typing import Any
 
 from agentcli_tools.redaction import Redactor, environment_secrets
 
-from agentcli.agent.secrets import MODEL_KEY_VARIABLE
+from agentcli.agent.secrets import MODEL_KEY_VARIABLE, session_redactor
+from agentcli.config import Settings
 
 _current: Redactor | None = None
 _tracing_guarded = False
@@ -33,6 +34,14 @@ def guard_outbound(redactor: Redactor) -> None:
 
     configure_langsmith(client=Client(anonymizer=_anonymize))
     _tracing_guarded = True
+
+
+def settings_redactor(settings: Settings) -> Redactor:
+    """The redactor of a session with these settings, made the process's: for commands
+    that print stored threads (export, show, audit) or send documents (notify)."""
+    redactor = session_redactor(settings)
+    guard_outbound(redactor)
+    return redactor
 
 
 def current() -> Redactor:

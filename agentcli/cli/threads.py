@@ -91,6 +91,7 @@ def show(
     common: Common,
 ) -> None:
     """Show a thread: messages, and each tool call with its decision and result."""
+    from agentcli.agent.outbound import settings_redactor
     from agentcli.cli.thread_view import draw, mark_changes
     from agentcli.session import history
     from agentcli.threads.transcript import entries
@@ -101,6 +102,7 @@ def show(
     values = history.values(store, row.thread_id)
     turns = entries(values)
     mark_changes(settings, row, values.get("messages", []), turns)
+    turns = settings_redactor(settings).value(turns)  # as export does
     if as_json:
         print(dumps({"thread": row.as_dict(), "entries": turns}, indent=2))
         return
@@ -118,14 +120,16 @@ def export(
     common: Common,
 ) -> None:
     """Print a thread as Markdown to read, or JSON for scripts (messages, audit, decisions)."""
+    from agentcli.agent.outbound import settings_redactor
     from agentcli.session import history
     from agentcli.threads.transcript import to_json, to_markdown
 
     store, row = _open(common, thread_id)
     values = history.values(store, row.thread_id)
-    sys.stdout.write(  # JSON is exact data (controls escaped); Markdown shows them as marks
-        to_json(row, values) + "\n" if fmt is ExportFormat.json else to_markdown(row, values)
-    )
+    # JSON is exact data (controls escaped); Markdown shows them as marks; either way, what
+    # a thread holds that the redactor knows (a key the person typed) does not leave
+    text = to_json(row, values) + "\n" if fmt is ExportFormat.json else to_markdown(row, values)
+    sys.stdout.write(settings_redactor(common.settings())(text))
 
 
 def _open(common: Common, thread_id: str) -> tuple[Store, ThreadRow]:

@@ -137,9 +137,7 @@ def _decoded(body: bytes, headers: Any) -> bytes:
     kind = headers.get("Content-Type", "")
     if not kind.startswith("multipart/"):
         return data
-    message = BytesParser(policy=HTTP).parsebytes(
-        f"Content-Type: {kind}\r\n\r\n".encode() + data
-    )
+    message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {kind}\r\n\r\n".encode() + data)
     assert message.is_multipart(), "trace sink: a multipart body that does not parse"
     parts = []
     for part in message.iter_parts():
