@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -33,13 +34,21 @@ SECRETS = {  # name in agentcli's environment: value (also in ~/.secrets/<file>)
 FILES = {"key": KEY, "password": SECRETS["SERVICE_PASSWORD"], "vault": SECRETS["VAULT_TOKEN"]}
 VALUES = list(SECRETS.values())
 
+
+def _py(expression: str) -> str:
+    """A Python one-liner printing ``expression`` of the secret file's text ``s``."""
+    code = "import base64,json,re,sys,urllib.parse as u; s=open(sys.argv[1]).read(); "
+    code += f"print({expression})"
+    return f'python3 -c {shlex.quote(code)} "$f"'
+
+
 # Each prints every secret file ($f), one way; all are caught.
-EACH = 'for f in ~/.secrets/*; do {}; echo; done'
+EACH = "for f in ~/.secrets/*; do {}; echo; done"
 PAYLOADS = [
     'cat "$f"',
     'cat "$f" >&2',  # stderr
     'printf "%s\\n" "$(head -c 10 "$f")" "$(tail -c +11 "$f")"',  # cut into two lines
-    "python3 -c 'import sys;s=open(sys.argv[1]).read();[print(s[i:i+5]) for i in range(0,len(s),5)]' \"$f\"",
+    _py('"\\n".join(s[i : i + 5] for i in range(0, len(s), 5))'),  # cut every 5 characters
     'cat "$f" | sed "s/$/\\r/" ; printf "\\r\\n"',
     'base64 "$f"',  # offset 0, padded
     'base64 "$f" | tr -d =',  # no padding
@@ -51,16 +60,16 @@ PAYLOADS = [
     '{ head -c 999 /dev/zero; cat "$f"; } | openssl base64',  # wrapped at 64
     'base64 "$f" | tr "+/" "-_"',  # URL-safe
     '{ printf ab; cat "$f"; } | base64 -w0 | tr "+/" "-_" | tr -d =',
-    "python3 -c 'import base64,sys;print(base64.urlsafe_b64encode(b\"q\"+open(sys.argv[1],\"rb\").read()))' \"$f\"",
+    _py('base64.urlsafe_b64encode(b"q" + s.encode()).decode()'),
     'xxd -p "$f"',  # hex, lower
     'xxd -p "$f" | tr a-f A-F',  # upper
     '{ head -c 77 /dev/urandom; cat "$f"; } | xxd -p',  # wrapped at 60, odd offset
     'od -An -tx1 -v "$f" | tr -d " \\n"',
     'od -An -tx1 -v "$f" | tr -d " \\n" | sed "s/../%&/g"',  # every byte percent-encoded
-    "python3 -c 'import sys,urllib.parse as u;print(u.quote(open(sys.argv[1]).read(),safe=\"\"))' \"$f\"",
-    "python3 -c 'import re,sys,urllib.parse as u;print(re.sub(\"%..\",lambda m:m[0].lower(),u.quote(open(sys.argv[1]).read(),safe=\"\")))' \"$f\"",
-    "python3 -c 'import sys,json;print(json.dumps({\"v\":open(sys.argv[1]).read()}))' \"$f\"",
-    "python3 -c 'import sys,json;print(json.dumps(open(sys.argv[1]).read(),ensure_ascii=False))' \"$f\"",
+    _py('u.quote(s, safe="")'),  # the reserved bytes percent-encoded
+    _py('re.sub("%..", lambda m: m[0].lower(), u.quote(s, safe=""))'),  # ... as %2f
+    _py('json.dumps({"v": s})'),
+    _py("json.dumps(s, ensure_ascii=False)"),
     'printf "{\\"token\\": \\"%s\\"}" "$(base64 -w0 "$f")"',  # base64 inside JSON
     'cat "$f" > copy.txt; base64 copy.txt > copy.b64; cat copy.b64',
 ]
