@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -51,6 +52,10 @@ def list_threads(
 
             settle_stale(index)
     rows = index.recent(limit, status=status, search=search, workspace=where)
+    from agentcli.agent.outbound import settings_redactor
+
+    redact = settings_redactor(common.settings())  # titles of threads older than their redaction
+    rows = [replace(r, title=redact(r.title), last_error=redact.value(r.last_error)) for r in rows]
     if as_json:
         print(dumps([row.as_dict() for row in rows], indent=2))
         return
@@ -102,7 +107,9 @@ def show(
     values = history.values(store, row.thread_id)
     turns = entries(values)
     mark_changes(settings, row, values.get("messages", []), turns)
-    turns = settings_redactor(settings).value(turns)  # as export does
+    redact = settings_redactor(settings)  # as export does
+    turns = redact.value(turns)
+    row = replace(row, title=redact(row.title))  # a thread made before titles were redacted
     if as_json:
         print(dumps({"thread": row.as_dict(), "entries": turns}, indent=2))
         return
