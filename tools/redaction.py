@@ -81,14 +81,20 @@ class Redactor:
     def _label(self, found: str) -> str:
         return self._bare[_bare(found)]
 
-    def safe_cut(self, text: str, cut: int) -> int:
-        """``cut``, moved back to the start of a secret that it would split."""
+    def head(self, text: str, cut: int) -> tuple[str, int]:
+        """The redacted text before ``cut``, and where it ends: ``cut``, moved back to the
+        start of a secret that it would split. One pass, for a stream's next piece."""
         if self._pattern is None or cut <= 0:
-            return cut
+            return text[: max(cut, 0)], max(cut, 0)
+        pieces, at = [], 0
         for match in self._pattern.finditer(text):  # from 0: as redacting all of it would
             if match.end() > cut:
-                return min(match.start(), cut)
-        return cut
+                cut = min(match.start(), cut)
+                break
+            pieces += [text[at : match.start()], f"[redacted {self._label(match.group(0))}]"]
+            at = match.end()
+        pieces.append(text[at:cut])
+        return "".join(pieces), cut
 
     def value(self, data: Any) -> Any:
         """``data`` with every string inside (lists, tuples, dicts: keys too) redacted."""

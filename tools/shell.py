@@ -65,9 +65,9 @@ class _Live:
         if self.redact is None:
             self.flush()
             return
-        cut = self.redact.safe_cut(self.pending, len(self.pending) - self.hold)
+        shown, cut = self.redact.head(self.pending, len(self.pending) - self.hold)
         if cut > 0:
-            self.emit(self.redact(self.pending[:cut]))
+            self.emit(shown)
             self.pending = self.pending[cut:]
 
     def flush(self) -> None:
