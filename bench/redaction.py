@@ -3,7 +3,7 @@
 In process, no agentcli run: `Redactor(...)(text)` on text of 100 KB, 1 MB and 10 MB of
 three kinds (numbered prose lines, one base64 stream wrapped at 76, one hex stream), with
 the model's key alone and with nine secrets (each in its plain and encoded forms: some 80
-alternatives in one pattern), and the live view (`_Live`, what a command's output passes
+alternatives in one pattern), and the live view (`RedactedStream`, what a command's output passes
 through as it runs) fed the 10 MB in 64 KB chunks. "x10" is a row's time over the row 10
 times smaller: near 10 when the cost grows with the size, near 100 with its square. With
 --before PATH (a checkout, e.g. /work/main) the same runs with that tree's redactor, which
@@ -52,8 +52,8 @@ def secrets(many: bool) -> dict[str, str]:
 
 
 def measure(sizes: list[int], rounds: int) -> list[dict[str, object]]:
+    from agentcli_tools.redacted_stream import RedactedStream
     from agentcli_tools.redaction import Redactor
-    from agentcli_tools.shell import _Live
 
     rows: list[dict[str, object]] = []
     for many in (False, True):
@@ -75,7 +75,7 @@ def measure(sizes: list[int], rounds: int) -> list[dict[str, object]]:
         text = texts(sizes[-1])["base64"].encode()
         took = []
         for _ in range(rounds):
-            live = _Live(lambda shown: None, redactor)
+            live = RedactedStream(lambda shown: None, redactor)
             start = time.perf_counter()
             for at in range(0, len(text), 64 * 1024):
                 live.add(text[at : at + 64 * 1024])

@@ -7,11 +7,13 @@ LANGCHAIN_TRACING_V2, read by langsmith itself), makes every trace pass it: the 
 LangSmith client, which each LangChain tracer takes, is replaced by one whose anonymizer
 redacts every run's inputs, outputs, error and metadata before they are queued for
 sending. Tool output is traced as the tool returned it, before the tools node redacts its
-messages: without this the tracing endpoint got the key the model never saw.
+messages: without this the tracing endpoint got the key the model never saw. Log records
+(any logger, any handler: the server's log, a library's warning) are made redacted too.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -26,6 +28,8 @@ _tracing_guarded = False
 
 def guard_outbound(redactor: Redactor) -> None:
     global _current, _tracing_guarded
+    if _current is None:
+        _redact_log_records()
     _current = redactor
     if _tracing_guarded or not _tracing_on():
         return
@@ -53,6 +57,24 @@ def current() -> Redactor:
     if os.environ.get(MODEL_KEY_VARIABLE):
         secrets.append((MODEL_KEY_VARIABLE, os.environ[MODEL_KEY_VARIABLE]))
     return Redactor(secrets)
+
+
+def _redact_log_records() -> None:
+    """Every log record made from now on (any logger: the server's, a library's) carries
+    its message and traceback as redacted text, whichever handler writes it where."""
+    make = logging.getLogRecordFactory()
+
+    def redacted_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        redact = current()
+        record.msg, record.args = redact(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return record
+
+    logging.setLogRecordFactory(redacted_record)
 
 
 def _anonymize(data: Any) -> Any:

@@ -29,7 +29,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agentcli_tools.redaction import Redactor
 from langgraph.graph import StateGraph
 
 from agentcli.agent.graph import build_graph
@@ -119,7 +118,7 @@ def server_context(
         url_check=policy.redirect_refusal,
         env_passthrough=tuple(settings.env_passthrough),
         env_never=NEVER_PASS,
-        redactor=_guarded(session_redactor(settings)),
+        redactor=session_redactor(settings),
         policy=policy,
         max_steps=settings.max_steps,
         max_invalid_turns=settings.max_invalid_turns,
@@ -177,16 +176,13 @@ def make_graph(settings: Settings, root: Path) -> StateGraph[Any, Any, Any, Any]
     """The uncompiled agent graph with these settings' model and tools."""
     from agentcli.agent.toolset.loading import load_tools
 
+    # traces and MCP servers' logs pass the redactor (agent/outbound.py): before tools load
+    guard_outbound(session_redactor(settings))
     tools = [item.tool for item in load_tools(settings, warn=log.warning)]
     model = partial(make_model, settings)
     key = ApprovalKey.load(data_dir())  # the CLI's key: a task run again by it verifies
     context = context_schema(settings, root, key)
     return build_graph(model, tools, context, Retries.of(settings), tool_calls=settings.tool_calls)
-
-
-def _guarded(redactor: Redactor) -> Redactor:
-    guard_outbound(redactor)  # the server's traces pass it too (agent/outbound.py)
-    return redactor
 
 
 hide_environment()  # tool processes of this user cannot read the server's environment

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from agentcli_tools.environment import tool_environment
+from agentcli_tools.redacted_stream import RedactedStream
 from agentcli_tools.redaction import Redactor
-from agentcli_tools.shell import _Live
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -211,7 +211,7 @@ def test_live_output_never_shows_a_secret_however_it_is_chunked(
     redactor = Redactor({"SECRET_NAME": secret})
     data = f"{before}{secret}{after}".encode()
     shown: list[str] = []
-    live = _Live(shown.append, redactor)
+    live = RedactedStream(shown.append, redactor)
     points = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
     for start, end in zip(points, points[1:], strict=False):
         live.add(data[start:end])

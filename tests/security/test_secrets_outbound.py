@@ -38,7 +38,7 @@ def _config(agent: Agent, extra: str = "") -> Path:
     config.write_text(
         f"[mcp.servers.envsrv]\ncommand = {json.dumps(sys.executable)}\n"
         f"args = [{json.dumps(ENV_MCP_SERVER)}]\n"
-        f"env = {{ SERVICE_TOKEN = {json.dumps(MCP_TOKEN)} }}\n{extra}"
+        f"env = {{ SERVICE_TOKEN = {json.dumps(MCP_TOKEN)}, ENV_STDERR = '1' }}\n{extra}"
     )
     return config
 
@@ -133,3 +133,17 @@ def test_the_debug_traceback_carries_no_secret(agent: Agent) -> None:
     assert "Traceback" in result.stderr
     assert exposed(result.stderr, VALUES) == []
     assert "[redacted OPENAI_API_KEY as base64]" in result.stderr
+
+
+def test_an_mcp_servers_log_carries_no_secret(agent: Agent) -> None:
+    """The server prints its environment (its token) to stderr, plain and in base64 wrapped
+    at 76: its log file in the data folder gets them redacted."""
+    _prepare(agent)
+    agent.server.push(tool_calls(("envsrv__environment", {})), text("done"))
+    assert agent.run("run", "go", "-y").returncode == 0
+    logs = Path(agent.env["XDG_DATA_HOME"]) / "agentcli" / "logs"
+    written = b"".join(path.read_bytes() for path in logs.glob("mcp-envsrv.log*"))
+    assert b"PATH=" in written  # the server did print its environment
+    assert exposed(written, VALUES) == []
+    assert b"[redacted mcp.servers.envsrv.env.SERVICE_TOKEN" in written
+    assert b"as base64]" in written

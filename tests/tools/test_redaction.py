@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import base64
 
+from agentcli_tools.redacted_stream import RedactedStream
 from agentcli_tools.redaction import Redactor
-from agentcli_tools.shell import _Live
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,7 +69,7 @@ def test_the_live_view_catches_an_encoded_secret_however_it_is_chunked(
     redactor = Redactor({"SOME_TOKEN": secret})
     data = _encoded(before + secret.encode(), how, width).encode()
     shown: list[str] = []
-    live = _Live(shown.append, redactor)
+    live = RedactedStream(shown.append, redactor)
     points = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
     for start, end in zip(points, points[1:], strict=False):
         live.add(data[start:end])
