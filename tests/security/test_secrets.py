@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from tests.e2e.conftest import Agent
 from tests.helpers import ENV_MCP_SERVER
+from tests.helpers.leaks import exposed
 from tests.helpers.scripted_server import error, text, tool_calls
 
 KEY = "sk-test-Zq8vW3kP1xN7mR4tY6uB9cE2"
@@ -170,27 +171,18 @@ def test_an_error_quoting_the_key_is_stored_redacted(agent: Agent) -> None:
     assert "[redacted OPENAI_API_KEY]" in listed[0]["last_error"]
 
 
-@pytest.mark.xfail(
-    os.geteuid() == 0,
-    strict=True,
-    reason="root reads any process's /proc/PID/environ; an encoded copy gets past the redactor",
-)
 def test_an_encoded_copy_of_agentclis_environment_does_not_leave(agent: Agent) -> None:
     """As a normal user agentcli is non-dumpable, so its /proc/PID/environ is not readable by
-    the commands it runs. As root that defence is gone (documented in guarantees.md)."""
+    the commands it runs. As root it is (documented in guarantees.md): then the redactor
+    catches the base64 copy, wherever the key falls in the stream."""
     _with_secrets(agent)
     command = "base64 -w0 < /proc/$(awk '{print $4}' /proc/$PPID/stat)/environ"
     agent.server.push(tool_calls(("shell", {"command": command})), text("done"))
     assert agent.run("run", "go", "-y").returncode == 0
-    import base64
-
     sent = agent.server.requests[1]["messages"][-1]["content"]
-    decoded = b"".join(
-        base64.b64decode(line, validate=False)
-        for line in sent.splitlines()[1:]
-        if line and not line.startswith("exit")
-    )
-    assert KEY.encode() not in decoded
+    assert exposed(sent, list(SECRETS.values())) == []
+    if os.geteuid() == 0:  # it read the environment: the copy was there, and replaced
+        assert "[redacted OPENAI_API_KEY as base64]" in sent
 
 
 # -- the pieces, property-based -------------------------------------------------------------
