@@ -67,7 +67,11 @@ def _redact_log_records() -> None:
     def redacted_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record = make(*args, **kwargs)
         redact = current()
-        record.msg, record.args = redact(record.getMessage()), None
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format: logging would print msg and args raw; not so
+            message = f"{record.msg} {record.args}"
+        record.msg, record.args = redact(message), None
         if record.exc_info and not record.exc_text:
             record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
         if record.stack_info:
