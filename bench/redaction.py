@@ -24,6 +24,7 @@ import random
 import string
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -52,8 +53,12 @@ def secrets(many: bool) -> dict[str, str]:
 
 
 def measure(sizes: list[int], rounds: int) -> list[dict[str, object]]:
-    from agentcli_tools.redacted_stream import RedactedStream
     from agentcli_tools.redaction import Redactor
+
+    if hasattr(Redactor, "head"):
+        from agentcli_tools.redacted_stream import RedactedStream
+    else:  # a tree before it (--before): the live view's class was in shell.py
+        from agentcli_tools.shell import _Live as RedactedStream  # type: ignore[no-redef]
 
     rows: list[dict[str, object]] = []
     for many in (False, True):
@@ -108,19 +113,15 @@ def main() -> None:
     if args.before:
         command = [sys.executable, __file__, "--json", "--rounds", str(rounds)]
         command += ["--quick"] if args.quick else []
-        tools = Path(args.before) / "tools"
-        shim = Path("/tmp") / f"bench-redaction-{os.getpid()}"
-        shim.mkdir(exist_ok=True)
-        link = shim / "agentcli_tools"
-        if not link.exists():
-            link.symlink_to(tools.resolve())
-        out = subprocess.run(
-            command,
-            env={**os.environ, "PYTHONPATH": str(shim)},
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        with tempfile.TemporaryDirectory() as shim:  # agentcli_tools from that tree
+            (Path(shim) / "agentcli_tools").symlink_to((Path(args.before) / "tools").resolve())
+            out = subprocess.run(
+                command,
+                env={**os.environ, "PYTHONPATH": shim},
+                capture_output=True,
+                text=True,
+                check=True,
+            )
         before = json.loads(out.stdout)
     print(f"| case | secrets | after s | after x10 |{' before s |' if before else ''}")
     print(f"|---|--:|--:|--:|{'--:|' if before else ''}")

@@ -7,8 +7,8 @@ For a value, each of (how, text):
   Only the characters that depend on the value's bytes alone are kept: the first and last
   one or two characters also hold bits of the bytes around it, and padding is never part
   of the text, so a copy is found with or without ``=``, alone or inside a longer stream;
-- hex, lower and upper case (``xxd -p``, ``od``-free ``hexdump -ve '1/1 "%02x"'``, Python's
-  ``bytes.hex``);
+- hex, lower and upper case, without separators (``xxd -p``, ``od -An -tx1 | tr -d ' \\n'``,
+  Python's ``bytes.hex``);
 - percent-encoding: of the bytes URLs reserve (``urllib.parse.quote(value, safe="")``,
   ``%2F`` or ``%2f``) and of every byte (``%73%6B...``, upper and lower case);
 - JSON string escapes: ``json.dumps`` of a value holding ``"``, ``\\``, control or
