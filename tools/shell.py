@@ -19,7 +19,7 @@ from typing import IO
 from .base import Runtime, ToolError, builtin_tool, context_of
 from .environment import tool_environment
 from .output import cap_output
-from .redaction import Redactor
+from .redacted_stream import RedactedStream
 from .sandbox import SandboxUnavailable, denied
 from .supervised import Supervised
 
@@ -49,31 +49,6 @@ class _Capture:
 
     def text(self) -> str:
         return (self.head + self.tail).decode("utf-8", errors="replace")
-
-
-class _Live:
-    """The command's output for the live view, redacted. A secret may be cut between two
-    chunks, so the last ``longest - 1`` characters wait for the next chunk (or the end)."""
-
-    def __init__(self, emit: Callable[[str], None], redact: Redactor | None) -> None:
-        self.emit, self.redact = emit, redact
-        self.hold = max(redact.longest - 1, 0) if redact else 0
-        self.pending = ""
-
-    def add(self, chunk: bytes) -> None:
-        self.pending += chunk.decode("utf-8", errors="replace")
-        if self.redact is None:
-            self.flush()
-            return
-        cut = self.redact.safe_cut(self.pending, len(self.pending) - self.hold)
-        if cut > 0:
-            self.emit(self.redact(self.pending[:cut]))
-            self.pending = self.pending[cut:]
-
-    def flush(self) -> None:
-        if self.pending:
-            self.emit(self.redact(self.pending) if self.redact else self.pending)
-            self.pending = ""
 
 
 def _pump(
@@ -126,7 +101,7 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
     def emit(text: str) -> None:  # the latest output, for a live view of the run
         runtime.stream_writer({"tool_output": text, "tool_call_id": runtime.tool_call_id})
 
-    live = _Live(emit, context.redactor or None)
+    live = RedactedStream(emit, context.redactor or None)
     hidden = context.redactor.protected if context.redactor is not None else ()
     passed = tool_environment(context.env_passthrough, never=context.env_never, never_values=hidden)
     env = {**passed, **QUIET_ENV}

@@ -149,12 +149,14 @@ def _fail(
 ) -> None:
     """The error's lines on stderr, then exit: with Click's own code for Click's errors,
     else the code errors.exit_code_for maps the error to."""
-    if os.environ.get("AGENTCLI_DEBUG") and not isinstance(exc, SetupNeeded):
-        traceback.print_exception(exc)
+    from agentcli.agent.outbound import current
     from agentcli.terminal_text import visible
 
+    redact = current()  # a traceback or a message may quote the key (a model error's request)
+    if os.environ.get("AGENTCLI_DEBUG") and not isinstance(exc, SetupNeeded):
+        sys.stderr.write(redact("".join(traceback.format_exception(exc))))
     for text in lines:
-        one_line = " ".join(text.split("\n"))  # each one line, whatever made it
+        one_line = " ".join(redact(text).split("\n"))  # each one line, whatever made it
         print(f"agentcli: error: {visible(one_line)}", file=sys.stderr)
     for text in after:
         print(visible(text), file=sys.stderr)

@@ -53,11 +53,13 @@ def audit(
     edited arguments as a diff, the sandbox and the result."""
     if ctx.invoked_subcommand is not None:
         return
+    from agentcli.agent.outbound import settings_redactor
     from agentcli.session.audit_log import entries, parse_since
 
     when = parse_since(since) if since else None
     store = common.store(common.settings())
-    found = entries(store, _threads(store, thread), when)
+    redact = settings_redactor(common.settings())  # a key in the arguments does not leave
+    found = [e.redacted(redact.value) for e in entries(store, _threads(store, thread), when)]
     if as_json:
         print(dumps([entry.as_dict() for entry in found], indent=2))
         return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -51,6 +52,10 @@ def list_threads(
 
             settle_stale(index)
     rows = index.recent(limit, status=status, search=search, workspace=where)
+    from agentcli.agent.outbound import settings_redactor
+
+    redact = settings_redactor(common.settings())  # titles of threads older than their redaction
+    rows = [replace(r, title=redact(r.title), last_error=redact.value(r.last_error)) for r in rows]
     if as_json:
         print(dumps([row.as_dict() for row in rows], indent=2))
         return
@@ -91,6 +96,7 @@ def show(
     common: Common,
 ) -> None:
     """Show a thread: messages, and each tool call with its decision and result."""
+    from agentcli.agent.outbound import settings_redactor
     from agentcli.cli.thread_view import draw, mark_changes
     from agentcli.session import history
     from agentcli.threads.transcript import entries
@@ -101,6 +107,9 @@ def show(
     values = history.values(store, row.thread_id)
     turns = entries(values)
     mark_changes(settings, row, values.get("messages", []), turns)
+    redact = settings_redactor(settings)  # as export does
+    turns = redact.value(turns)
+    row = replace(row, title=redact(row.title))  # a thread made before titles were redacted
     if as_json:
         print(dumps({"thread": row.as_dict(), "entries": turns}, indent=2))
         return
@@ -118,14 +127,16 @@ def export(
     common: Common,
 ) -> None:
     """Print a thread as Markdown to read, or JSON for scripts (messages, audit, decisions)."""
+    from agentcli.agent.outbound import settings_redactor
     from agentcli.session import history
     from agentcli.threads.transcript import to_json, to_markdown
 
     store, row = _open(common, thread_id)
     values = history.values(store, row.thread_id)
-    sys.stdout.write(  # JSON is exact data (controls escaped); Markdown shows them as marks
-        to_json(row, values) + "\n" if fmt is ExportFormat.json else to_markdown(row, values)
-    )
+    # JSON is exact data (controls escaped); Markdown shows them as marks; either way, what
+    # a thread holds that the redactor knows (a key the person typed) does not leave
+    text = to_json(row, values) + "\n" if fmt is ExportFormat.json else to_markdown(row, values)
+    sys.stdout.write(settings_redactor(common.settings())(text))
 
 
 def _open(common: Common, thread_id: str) -> tuple[Store, ThreadRow]:

@@ -34,6 +34,7 @@ from langgraph.graph import StateGraph
 from agentcli.agent.graph import build_graph
 from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.retries import Retries
+from agentcli.agent.outbound import guard_outbound
 from agentcli.agent.review.approval_seals import PROCESS_KEY, ApprovalKey
 from agentcli.agent.secrets import NEVER_PASS, hide_environment, session_redactor
 from agentcli.agent.state import RunContext
@@ -175,6 +176,8 @@ def make_graph(settings: Settings, root: Path) -> StateGraph[Any, Any, Any, Any]
     """The uncompiled agent graph with these settings' model and tools."""
     from agentcli.agent.toolset.loading import load_tools
 
+    # traces and MCP servers' logs pass the redactor (agent/outbound.py): before tools load
+    guard_outbound(session_redactor(settings))
     tools = [item.tool for item in load_tools(settings, warn=log.warning)]
     model = partial(make_model, settings)
     key = ApprovalKey.load(data_dir())  # the CLI's key: a task run again by it verifies

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections import defaultdict, deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -46,6 +46,10 @@ class Entry:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def redacted(self, redact: Callable[[Any], Any]) -> Entry:
+        """This entry with every string in it passed through ``redact``."""
+        return Entry(**redact(self.as_dict()))
 
 
 def parse_since(text: str, now: datetime | None = None) -> datetime:

@@ -110,8 +110,10 @@ class Session(ReviewAnswers):
         self.model()
         if self.row is None:
             self.store.hold(self.thread_id)
+            # the index is printed (threads list, show): a key typed into the message is not
+            title = title_of(self.redactor(text))
             self.row = self.store.create(
-                self.thread_id, title_of(text), str(self.workspace), self.settings.model
+                self.thread_id, title, str(self.workspace), self.settings.model
             )
         else:
             self.refuse_while_waiting()
@@ -121,7 +123,7 @@ class Session(ReviewAnswers):
             self.store.update(
                 self.thread_id, turns=self.row.turns, status=ThreadStatus.RUNNING, note=None
             )
-            self.store.add_text(self.thread_id, self.row.turns, "user", text)
+            self.store.add_text(self.thread_id, self.row.turns, "user", self.redactor(text))
         # audit: [] counts as an update of that DeltaChannel, so it snapshots on chat-only
         # turns too and a load never walks back further than SNAPSHOT_EVERY (state.py)
         said = text if not note else f"{fence('agentcli_note', note)}\n\n{text}"

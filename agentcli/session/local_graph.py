@@ -19,6 +19,7 @@ from langchain_core.tools import BaseTool
 from agentcli.agent.graph import build_graph
 from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.retries import Retries
+from agentcli.agent.outbound import guard_outbound
 from agentcli.agent.plan import graph_steps
 from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.secrets import (
@@ -57,13 +58,15 @@ class LocalGraph(ThreadSession):
         tools: Sequence[BaseTool] | None = None,
     ) -> None:
         self.warnings: list[str] = []  # from loading the tools: for the caller to show
+        # the session's secrets: redacted from tool output, stored errors and all that leaves
+        # (secrets.py, outbound.py); first, as MCP servers' logs started by load_tools use it
+        self.redactor = session_redactor(settings)
+        guard_outbound(self.redactor)
         if tools is None:
             from agentcli.agent.toolset.loading import load_tools
 
             tools = [item.tool for item in load_tools(settings, warn=self.warnings.append)]
         self.settings = settings
-        # the session's secrets: redacted from tool output and stored errors (secrets.py)
-        self.redactor = session_redactor(settings)
         hide_environment()
         # seals what the review approves, checked by the tools node (agent/review/approval_seals.py)
         self.approval_key = ApprovalKey.load(data_dir())

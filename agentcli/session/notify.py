@@ -17,7 +17,8 @@ warning, never an error: the run's outcome (exit 3) stands.
 It gets the person's environment (a webhook may need their token, notify-send their
 DISPLAY), minus what is agentcli's: `AGENTCLI_*` (the database URL may hold a password),
 OPENAI_API_KEY, and any variable holding the model's key or the database URL under another
-name. The arguments in the document are the model's: the command must treat them as data.
+name. The arguments in the document are the model's: the command must treat them as data;
+like everything that leaves agentcli, the document passes the session's redactor.
 """
 
 from __future__ import annotations
@@ -109,6 +110,9 @@ def notify(settings: Settings, document: dict[str, Any]) -> str | None:
     command = settings.notify_command.strip()
     if not command:
         return None
+    from agentcli.agent.outbound import settings_redactor
+
+    document = settings_redactor(settings).value(document)  # the model's arguments too
     return run_command(
         command,
         (dumps(document) + "\n").encode("utf-8"),

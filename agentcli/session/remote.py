@@ -159,7 +159,10 @@ class RemoteSession(ThreadSession):
 
     def send(self, text: str, plan: bool = False) -> Iterator[Event]:
         if self.row is None:
-            self.row = self.store.create(self.thread_id, title_of(text), self.server_workspace, "")
+            from agentcli.agent.outbound import settings_redactor
+
+            title = title_of(settings_redactor(self.settings)(text))  # as a local session's
+            self.row = self.store.create(self.thread_id, title, self.server_workspace, "")
         else:
             self.refuse_while_waiting()
         self.row.turns += 1

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from agentcli_tools.environment import tool_environment
+from agentcli_tools.redacted_stream import RedactedStream
 from agentcli_tools.redaction import Redactor
-from agentcli_tools.shell import _Live
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -190,6 +190,7 @@ def test_an_encoded_copy_of_agentclis_environment_does_not_leave(agent: Agent) -
             decoded += base64.b64decode(line.strip(), validate=True)
     assert b"PATH=" in decoded, sent  # the command's own environment: the route works
     assert KEY.encode() not in decoded, sent
+    assert "[redacted" not in sent, sent  # nothing to redact: no copy of the key was read
 
 
 # -- the pieces, property-based -------------------------------------------------------------
@@ -210,7 +211,7 @@ def test_live_output_never_shows_a_secret_however_it_is_chunked(
     redactor = Redactor({"SECRET_NAME": secret})
     data = f"{before}{secret}{after}".encode()
     shown: list[str] = []
-    live = _Live(shown.append, redactor)
+    live = RedactedStream(shown.append, redactor)
     points = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
     for start, end in zip(points, points[1:], strict=False):
         live.add(data[start:end])

@@ -5,7 +5,8 @@ the middle of the review screen. Each session instead gets a pipe, drained by a 
 `$XDG_DATA_HOME/agentcli/logs/mcp-NAME.log` (mode 0600, in a 0700 folder). The file is
 rotated (one older copy, `.1`) when a session starts with it over MAX_LOG_BYTES, and one
 session writes at most MAX_LOG_BYTES into it: the rest is read and dropped, so a chatty
-server neither blocks on a full pipe nor fills the disk.
+server neither blocks on a full pipe nor fills the disk. What is written passes the
+process's redactor (agent/outbound.py): a server that prints its token does not log it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
+from agentcli_tools.redacted_stream import RedactedStream
+from agentcli_tools.redaction import Redactor
+
+from agentcli.agent.outbound import current
 from agentcli.config import data_dir
 
 MAX_LOG_BYTES = 1_000_000
@@ -51,7 +56,7 @@ def server_stderr(server: str, what: str) -> Iterator[BinaryIO]:
     read_fd, write_fd = os.pipe()
     os.set_inheritable(read_fd, False)
     drain = threading.Thread(
-        target=_drain, args=(read_fd, log_fd), name=f"mcp-stderr-{server}", daemon=True
+        target=_drain, args=(read_fd, log_fd, current()), name=f"mcp-stderr-{server}", daemon=True
     )
     drain.start()
     writer = os.fdopen(write_fd, "wb", buffering=0)
@@ -82,16 +87,18 @@ def _open_log(path: Path) -> int:
     return fd
 
 
-def _drain(read_fd: int, log_fd: int) -> None:
-    """Copy the pipe into the log up to MAX_LOG_BYTES, then read and drop the rest."""
+def _drain(read_fd: int, log_fd: int, redactor: Redactor) -> None:
+    """Copy the pipe into the log, redacted, up to MAX_LOG_BYTES, then read and drop the rest."""
     written = dropped = 0
+    log = RedactedStream(lambda text: _write_all(log_fd, text.encode(errors="replace")), redactor)
     try:
         while chunk := os.read(read_fd, CHUNK):
             room = MAX_LOG_BYTES - written
             if room > 0:
-                _write_all(log_fd, chunk[:room])
+                log.add(chunk[:room])
                 written += min(room, len(chunk))
             dropped += max(0, len(chunk) - max(room, 0))
+        log.flush()
         if dropped:
             _write_all(log_fd, f"\n[agentcli: {dropped} more bytes dropped]\n".encode())
     except OSError:
