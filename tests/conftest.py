@@ -18,6 +18,12 @@ from tests.helpers.pg import Cluster, start_cluster
 
 BACKENDS = ("sqlite", "postgres")
 
+# the tests' folders (workspaces, homes) live where a person's do, not in /tmp: a confined
+# command sees /tmp as its private temp folder, so a home under /tmp would not be there for
+# it (tests/e2e/test_sandbox.py checks a workspace in /tmp on purpose)
+if os.path.isdir("/var/tmp") and os.access("/var/tmp", os.W_OK):
+    os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", "/var/tmp")
+
 # properties are judged on what they find, not on how long an example takes: on a loaded
 # 2-core machine (CI runs two workers a core) hypothesis's 200 ms deadline fails at random
 settings.register_profile("agentcli", deadline=None)

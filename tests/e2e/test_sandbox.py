@@ -366,3 +366,24 @@ def test_doctor_fails_when_nothing_can_confine(agent: Agent) -> None:
     assert result.returncode == 1
     line = doctor_line(result.stdout, "sandbox")
     assert line.startswith("✗ sandbox:") and "install bubblewrap" in line, line
+
+
+def test_a_workspace_in_tmp_is_still_there_writable_with_its_git_kept(agent: Agent) -> None:
+    """/tmp is the private temp folder inside the sandbox; a workspace (or a writable path)
+    under the real /tmp is bound back at its place."""
+    workspace = Path(tempfile.mkdtemp(prefix="agentcli-ws-", dir="/tmp"))
+    try:
+        agent.workspace = workspace
+        git_workspace(agent)
+        got = run_shell(
+            agent,
+            "echo top > top.txt && cat top.txt && pwd",
+            "echo x >> .git/config",
+            'echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && ls /tmp | grep -c agentcli-ws-',
+        )
+        assert got[0] == f"exit code 0\ntop\n{workspace}\n"
+        assert got[1].startswith("exit code 1") and "[sandbox]" in got[1]
+        assert (workspace / ".git" / "config").read_text() == "[core]\n"
+        assert got[2] == "exit code 0\nt\n1\n"  # the workspace's folder, made in the private /tmp
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
