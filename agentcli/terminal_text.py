@@ -55,17 +55,39 @@ DEFAULT_IGNORABLE = (
 )
 _IGNORABLE = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in DEFAULT_IGNORABLE) + "]")
 
-# Blank though printable by category: the braille blank; and the opening bracket of a mark.
-_INVISIBLE = {"\u2800", OPEN}
+# Graphic by category but drawn blank, or as a stand-in for something not there: the braille
+# blank, the ideographic half fill space, the object replacement character (it stands for an
+# embedded object; terminals draw nothing or a box), the musical null notehead and the two
+# SignWriting location spaces (glyphs of empty space); and the opening bracket of a mark.
+# Unicode has no property for a blank glyph: these are the graphic characters whose name
+# says they are blank or empty space (the symbols *for* a space or a blank, U+2420 and
+# U+2422, draw a glyph and are not among them).
+BLANK_GLYPHS = frozenset("\u2800\u303f\ufffc\U0001d159\U0001da7f\U0001da80")
+_INVISIBLE = BLANK_GLYPHS | {OPEN}
 # Cc controls (C0, DEL, C1), Cf format (bidi, zero-width, tags, BOM, soft hyphen), Cs lone
-# surrogates, Co private use (a glyph only some fonts have), Cn unassigned (as of Python's
-# Unicode database: a terminal may know it as a newer format character, or drop it), line
-# and paragraph separators, and every space but the ASCII one.
+# surrogates, Co private use (a glyph only some fonts have), Cn unassigned and noncharacters
+# (as of Python's Unicode database: a terminal may know it as a newer format character, or
+# drop it), line and paragraph separators, and every space but the ASCII one.
 _CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}
-# Combining marks draw over the character before them: U+0338 after `=` reads as `≠`. One
-# is shown as itself only on a base that is not ASCII and is itself shown (accents on
-# letters of other scripts); on an ASCII base, on a mark or at the start, it is a mark.
-_COMBINING = {"Mn", "Me"}
+# Combining marks draw over or beside the character before them, in its cell: U+0338 after
+# `=` reads as `≠`, a spacing mark (Mc) after `l` is drawn on it. So do the Hangul medial
+# vowels and final consonants (jungseong, jongseong), which a terminal joins to the
+# syllable before them. One is shown as itself only on a base that is not ASCII and is
+# itself shown (accents on letters of other scripts); on an ASCII base, on a mark or at
+# the start, it is a mark.
+_COMBINING = {"Mn", "Me", "Mc"}
+_CONJOINING = ("HANGUL JUNGSEONG ", "HANGUL JONGSEONG ")
+
+
+def combines(char: str) -> bool:
+    """Whether `char` is drawn on the character before it (a combining mark, a conjoining
+    Hangul vowel or final consonant)."""
+    if char.isascii():
+        return False
+    if unicodedata.category(char) in _COMBINING:
+        return True
+    jamo = "\u1160" <= char <= "\u11ff" or "\ud7b0" <= char <= "\ud7ff"  # where they are
+    return jamo and unicodedata.name(char, "").startswith(_CONJOINING)
 
 
 def unsafe(char: str, multiline: bool = True, base: str = "") -> bool:
@@ -78,7 +100,7 @@ def unsafe(char: str, multiline: bool = True, base: str = "") -> bool:
     category = unicodedata.category(char)
     if category in _CATEGORIES or char in _INVISIBLE or _IGNORABLE.match(char):
         return True
-    return category in _COMBINING and (base == "" or base.isascii())
+    return combines(char) and (base == "" or base.isascii())
 
 
 def mark(char: str) -> str:
@@ -107,7 +129,7 @@ def parts(
             out.append((mark(char), True))
             start = index + 1
             base = ""
-        elif char.isascii() or unicodedata.category(char) not in _COMBINING:
+        elif not combines(char):
             base = "" if char == OPEN else char  # nothing may draw over a mark's bracket
     if start < len(text):
         out.append((text[start:], False))

@@ -14,6 +14,7 @@ from agentcli.terminal_text import line, visible
 
 if TYPE_CHECKING:
     from agentcli.session.undo import UndoPlan
+    from agentcli.snapshots.file_modes import ModesPutBack
 
 
 @common_options()
@@ -77,6 +78,21 @@ def undo(
         )
     else:
         print(line("files restored; the model is told with your next message"), file=sys.stderr)
+    if plan.restoration is not None and not conversation_only:
+        for text in modes_done(plan.restoration.done):
+            print(line(text), file=sys.stderr)
+
+
+def modes_done(done: ModesPutBack) -> list[str]:
+    """What undo did with the files' and folders' modes: a line of those put back, and a
+    line for each it could not put back (or put back without its setuid bit)."""
+    out = [f"mode not put back: {why}" for why in done.refused]
+    if done.put_back:
+        more = f" and {len(done.put_back) - 20} more" if len(done.put_back) > 20 else ""
+        out.insert(
+            0, f"modes put back ({len(done.put_back)}): {', '.join(done.put_back[:20])}{more}"
+        )
+    return out
 
 
 def describe(plan: UndoPlan, files: bool, force: bool) -> list[str]:
@@ -88,7 +104,7 @@ def describe(plan: UndoPlan, files: bool, force: bool) -> list[str]:
     restoration = plan.restoration
     if not files:
         return [*out, "files: left as they are"]
-    if restoration is None or not restoration.paths:
+    if restoration is None or not (restoration.paths or restoration.mode_changes):
         out.append(
             "files: none to restore"
             if plan.unseen
@@ -98,6 +114,10 @@ def describe(plan: UndoPlan, files: bool, force: bool) -> list[str]:
         shown = ", ".join(restoration.paths[:20])
         more = f" and {len(restoration.paths) - 20} more" if len(restoration.paths) > 20 else ""
         out.append(f"files restored ({len(restoration.paths)}): {shown}{more}")
+    if restoration is not None and restoration.mode_changes:
+        changes = restoration.mode_changes
+        more = f" and {len(changes) - 20} more" if len(changes) > 20 else ""
+        out.append(f"modes restored ({len(changes)}): {', '.join(changes[:20])}{more}")
     out += left_as_they_are(plan)
     if restoration is not None and restoration.outside:
         if not force:

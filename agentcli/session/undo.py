@@ -47,6 +47,11 @@ def left_as_they_are(undo: UndoPlan) -> list[str]:
             f"the agent changed {', '.join(restoration.ignores_changed)}: files it made"
             " ignored were not in the snapshots and are left as they are"
         )
+    if restoration is not None and restoration.modes_unknown:
+        out.append(
+            "some calls were recorded before snapshots kept modes: the files they changed"
+            " keep the permissions they have now"
+        )
     if unseen := undo.unseen:
         out.append(
             "ignored files and files inside .git folders may have changed and were not"
@@ -79,7 +84,7 @@ def plan_undo(
     recorded = changes_by_turn(snapshots, row, messages)
     calls = [c for t, c in recorded if t >= turn]
     kept = [c.commit for t, c in recorded if t < turn]
-    changed = [c for c in calls if c.before != c.after and c.tool != UNDO]
+    changed = [c for c in calls if c.changed and c.tool != UNDO]
     restoration = plan(snapshots, Path(row.workspace), calls) if changed else None
     return UndoPlan(row, turn, calls, restoration, kept[-1] if kept else None)
 
@@ -97,7 +102,7 @@ def apply_undo(
     if restoration is not None and snapshots is not None:
         restore(snapshots, undo.row.thread_id, Path(undo.row.workspace), restoration, force)
     if not conversation:
-        if restoration is not None and restoration.paths:
+        if restoration is not None and (restoration.paths or restoration.mode_changes):
             store.update(undo.row.thread_id, note=restored_note(undo, restoration))
         return undo.row
     fork = history.fork(store, undo.row, new_thread_id(), undo.turn)
@@ -122,7 +127,7 @@ def fork_thread(
 
 def restored_note(undo: UndoPlan, restoration: Restoration) -> str:
     """What the model is told with the next message when only the files were restored."""
-    paths = restoration.paths
+    paths = list(dict.fromkeys([*restoration.paths, *restoration.mode_changes]))
     listed = "\n".join(f"- {p}" for p in paths[:50])
     more = f"\n- ... and {len(paths) - 50} more" if len(paths) > 50 else ""
     unseen = (

@@ -2,8 +2,9 @@
 
 Before such a call runs, the workspace is snapshotted; after it, again, and a commit in the
 store records the call: its tree is the workspace after the call, its message (JSON) names
-the thread, the call, the tool, the tree before, the files not kept and the files the call
-may have changed that no snapshot holds (ignored ones, git's own). Each thread's calls form a
+the thread, the call, the tool, the tree before, the files not kept, the files the call
+may have changed that no snapshot holds (ignored ones, git's own), and the blobs of the
+files' and folders' modes before and after (file_modes.py). Each thread's calls form a
 chain under `refs/agentcli/threads/<thread id>`.
 """
 
@@ -43,6 +44,15 @@ class CallChange:
     # what the call may have changed that no snapshot holds (ignored files, git's own files):
     # never restored, only named
     unseen: list[str] = field(default_factory=list)
+    # the blobs of the files' and folders' modes before and after ("": a record made
+    # before snapshots kept modes)
+    modes_before: str = ""
+    modes_after: str = ""
+
+    @property
+    def changed(self) -> bool:
+        """Whether the call changed a file's content or a file's or folder's mode."""
+        return (self.before, self.modes_before) != (self.after, self.modes_after)
 
 
 def thread_ref(thread_id: str) -> str:
@@ -112,7 +122,7 @@ class WorkspaceSnapshots:
                 yield repo
             finally:
                 after = repo.snapshot()
-                if after.tree != before.tree:  # a refused restore wrote nothing
+                if (after.tree, after.modes) != (before.tree, before.modes):  # else none written
                     self._record(repo, thread_id, UNDO, UNDO, before, after)
 
     def _record(
@@ -135,6 +145,8 @@ class WorkspaceSnapshots:
             "before": before.tree,
             "skipped": sorted(set(before.skipped) | set(after.skipped)),
             "unseen": list(unseen),
+            "modes_before": before.modes,
+            "modes_after": after.modes,
         }
         repo.set_ref(ref, repo.commit(after.tree, repo.ref(ref), json.dumps(message)))
 
@@ -169,6 +181,8 @@ class WorkspaceSnapshots:
                         commit,
                         str(meta["checkpoint"]) if meta.get("checkpoint") else None,
                         [str(p) for p in meta.get("unseen", [])],
+                        str(meta.get("modes_before") or ""),
+                        str(meta.get("modes_after") or ""),
                     )
                 )
             except (ValueError, KeyError, TypeError):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.errors import SnapshotError
-from agentcli.snapshots.file_modes import file_mode, keep_mode
+from agentcli.snapshots.file_modes import Modes, decode, encode, file_mode, keep_mode, modes_of
 from agentcli.snapshots.git_own_paths import refused
 from agentcli.snapshots.private_paths import exclude_pattern, relative
 
@@ -52,6 +52,7 @@ class Snapshot:
     tree: str
     # not kept: over the size cap, a repository of its own, a name git refuses (.GIT/x)
     skipped: list[str] = field(default_factory=list)
+    modes: str = ""  # the blob of the files' and folders' modes (file_modes.py)
 
 
 class ShadowRepo:
@@ -187,7 +188,16 @@ class ShadowRepo:
         if keep:
             self.git("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=_nul(keep))
         tree = self.git("write-tree").decode().strip()
-        return Snapshot(tree, skipped + self._big_unchanged(skipped) + nested)
+        held = self.git("ls-files", "-z").decode("utf-8", "surrogateescape").split("\0")
+        modes = encode(modes_of(self.workspace, [p for p in held if p]))
+        blob = self.git("hash-object", "-w", "--stdin", stdin=modes).decode().strip()
+        return Snapshot(tree, skipped + self._big_unchanged(skipped) + nested, blob)
+
+    def modes(self, blob: str) -> Modes | None:
+        """The modes a snapshot kept (None: a record made before snapshots kept them)."""
+        if not blob:
+            return None
+        return decode(self.git("cat-file", "blob", blob))
 
     def _below_links(self, rel: str) -> str:
         """`rel`, or its first parent folder that is now a symlink (or no folder at all)."""
@@ -266,7 +276,8 @@ class ShadowRepo:
         """Put `paths` back as `tree` holds them: written from the store, or removed where
         the tree has no such file. The index must hold the workspace as it is (a snapshot
         just before); git then never writes or removes through a symlinked folder (it
-        replaces the link with the folder)."""
+        replaces the link with the folder). Each file keeps the permissions it has now
+        (those the snapshot kept are put back after: rewind.restore)."""
         present = set(self.present(tree, paths))
         gone = [p for p in paths if p not in present]
         back = [p for p in paths if p in present]

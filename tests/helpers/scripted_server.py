@@ -74,9 +74,13 @@ def tool_calls(
     usage: tuple[int, int] = (10, 5),
     piece: int | None = None,
     delay: float = 0.0,
+    ids: list[str] | None = None,
 ) -> Reply:
-    """Tool calls (finish_reason "tool_calls"); each is (name, args dict | raw args string)."""
-    return Reply("tool_calls", content=content, calls=calls, usage=usage, piece=piece, delay=delay)
+    """Tool calls (finish_reason "tool_calls"); each is (name, args dict | raw args string).
+    `ids`: the call ids the server sends, any text (default: call_1, call_2, ...)."""
+    reply = Reply("tool_calls", content=content, calls=calls, usage=usage, piece=piece, delay=delay)
+    reply.ids = list(ids or [])
+    return reply
 
 
 def error(
@@ -412,6 +416,6 @@ class ScriptedServer:
         auto = next((reply for reply in answered if reply is not None), None)
         with self._lock:
             reply = auto or (self._replies.popleft() if self._replies else None)
-            if reply is not None and reply.calls and reply.kind == "tool_calls":
+            if reply is not None and reply.calls and reply.kind == "tool_calls" and not reply.ids:
                 reply.ids = [f"call_{next(self._call_ids)}" for _ in reply.calls]
             return reply, f"chatcmpl-scripted-{next(self._completion_ids)}"

@@ -642,3 +642,129 @@ def test_the_chat_view_still_renders_markdown() -> None:
     screen = chat_screen("# Title\n\n- **bold** item\n\n```python\nprint(1)\n```\n")
     assert "Title" in screen and "• bold item" in screen and "print(1)" in screen
     assert "**" not in screen and "```" not in screen
+
+
+# ---------------------------------------------------------------------------------------
+# Round 3 (issue 25, item 7): characters a person cannot see or would misread, by class.
+# A terminal draws nothing for a character of width 0 (wcwidth, as pyte and the terminals
+# it models count it) except on the cell before it; a few graphic characters draw blank.
+
+import sys as _sys  # noqa: E402
+import unicodedata as _ud  # noqa: E402
+
+from wcwidth import wcwidth  # noqa: E402
+
+from agentcli.terminal_text import BLANK_GLYPHS, combines  # noqa: E402
+
+PAYLOADS_UNSEEN = [
+    "echo \ufffc object replacement",
+    "echo \U0001d159 null notehead",
+    "echo \u303f half fill space",
+    "echo \U0001da7f \U0001da80 signwriting spaces",
+    "echo \u2800 braille blank",
+    "ls -l\u0903a",  # a spacing combining mark (Mc) drawn on the l
+    "rm -rf ./build\u0bbe",
+    "echo a\u1161b",  # a conjoining Hangul vowel on an ASCII letter
+    "echo \u11a8 final consonant \ud7b0 \ud7fb",
+    "echo x\ufe0f variation selector",
+    "echo x\U000e0100 variation selector 17",
+    "echo \U000e0001\U000e0041 tags",
+    "echo \ufdd0 \ufdef \ufffe \uffff \U0001fffe \U0010ffff noncharacters",
+    "echo \ue000 \U000f0000 \U00100000 private use",
+    "echo \u0378 \U0001fb93 unassigned",
+    "echo \u180e \u115f \u3164 \uffa0 \u034f fillers",
+    "echo \u2061\u2062\u2063\u2064 invisible operators",
+    "echo \U0001d173\U0001d17a musical format",
+    "echo \u200b\u2060\ufeff zero width",
+    "echo \u00ad soft hyphen",
+]
+
+
+def test_every_code_point_a_terminal_draws_nothing_for_is_marked() -> None:
+    """All of Unicode: a character of width 0 or -1 is a mark on an ASCII base, and on a
+    letter of another script it is a mark unless it combines with that letter."""
+    raw_on_ascii, raw_on_letter = [], []
+    for code in range(_sys.maxunicode + 1):
+        char = chr(code)
+        if char in "\n\t" or wcwidth(char) > 0:
+            continue
+        if not unsafe(char, base="a"):
+            raw_on_ascii.append(hex(code))
+        if not unsafe(char, base="ä") and not combines(char):
+            raw_on_letter.append(hex(code))
+    assert raw_on_ascii == [] and raw_on_letter == [], (raw_on_ascii[:20], raw_on_letter[:20])
+
+
+def test_every_combining_character_is_marked_on_ascii() -> None:
+    """Every Mn, Mc, Me and conjoining Hangul vowel or final consonant (by name), on an
+    ASCII letter or at the start."""
+    combining = [
+        chr(c)
+        for c in range(_sys.maxunicode + 1)
+        if _ud.category(chr(c)) in ("Mn", "Mc", "Me")
+        or _ud.name(chr(c), "").startswith(("HANGUL JUNGSEONG", "HANGUL JONGSEONG"))
+    ]
+    assert len(combining) > 2000 and all(map(combines, combining))
+    raw = [hex(ord(c)) for c in combining if not (unsafe(c, base="l") and unsafe(c, base=""))]
+    assert raw == []
+
+
+def test_graphic_characters_drawn_blank_are_marked() -> None:
+    for char in ["\ufffc", "\U0001d159", "\u2800", "\u303f", "\U0001da7f", "\U0001da80"]:
+        assert char in BLANK_GLYPHS and _ud.category(char) == "So"
+        assert visible(f"a{char}b") == f"a{mark(char)}b"
+        assert visible(f"ä{char}") == f"ä{mark(char)}"
+
+
+def test_every_unassigned_noncharacter_and_private_code_point_is_marked() -> None:
+    """Noncharacters (U+FDD0-FDEF, the last two of each plane) and private use, by range,
+    whatever Python's database calls them."""
+    nonchars = [
+        *range(0xFDD0, 0xFDF0),
+        *(p * 0x10000 + e for p in range(17) for e in (0xFFFE, 0xFFFF)),
+    ]
+    private = [*range(0xE000, 0xF900), *range(0xF0000, 0xFFFFE), *range(0x100000, 0x10FFFE)]
+    raw = [hex(c) for c in nonchars + private if not unsafe(chr(c), base="ä")]
+    assert raw == []
+
+
+@pytest.mark.parametrize("payload", PAYLOADS_UNSEEN, ids=range(len(PAYLOADS_UNSEEN)))
+def test_unseen_characters_are_marked_in_process(payload: str) -> None:
+    shown = visible(payload)
+    assert unmark(shown) == payload
+    hidden = [c for c in payload if not (c.isascii() and c.isprintable())]
+    assert hidden and all(mark(c) in shown for c in hidden), (payload, shown)
+    assert not any(c in shown for c in hidden)
+
+
+def test_the_review_and_the_result_show_unseen_characters_as_marks(agent: Agent) -> None:
+    """Read off an emulated terminal: each review panel, and each call's result printed
+    after it, holds the mark of every such character and never the character itself."""
+    commands = [
+        f"printf '%s\\n' '{p[5:] if p.startswith('echo ') else p}'" for p in PAYLOADS_UNSEEN
+    ]
+    calls = [("shell", {"command": command}) for command in commands]
+    agent.server.push(tool_calls(*calls), text("all done"))
+    child = agent.spawn("chat")
+    child.setwinsize(ROWS, COLS)
+    screen = pyte.Screen(COLS, ROWS)
+    stream = pyte.Stream(screen)
+    child.expect(PROMPT)
+    stream.feed(child.before + child.after)
+    child.sendline("check the repo")
+    seen: list[str] = []
+    for command in [*commands, None]:
+        child.expect(CHOICE if command is not None else "all done")
+        rows = screen_of(child, screen, stream)
+        seen.append("\n".join(rows))
+        if command is not None:
+            assert panel_text(rows, False) == command
+            child.sendline("a")
+    leave(child)
+    whole = "".join(seen)
+    for payload in PAYLOADS_UNSEEN:
+        hidden = [c for c in payload if not (c.isascii() and c.isprintable())]
+        raw = [hex(ord(c)) for c in hidden if c in whole]
+        assert raw == [], (payload, raw)
+        # in the review of its call, and in its result (shown on the screens after it)
+        assert all(whole.count(mark(c)) >= 2 for c in hidden), payload

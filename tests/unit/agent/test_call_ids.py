@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage
 
-from agentcli.agent.model.call_ids import with_call_ids
+from agentcli.agent.model.call_ids import MAX_CHARS, SAFE, safe_id, with_call_ids
 
 
 def answer(*ids: object, invalid: object = "bad") -> AIMessage:
@@ -34,7 +34,20 @@ def test_an_answer_without_calls_is_left_alone() -> None:
     assert with_call_ids(reply) is reply
 
 
-def test_an_id_that_is_not_valid_unicode_is_replaced() -> None:
+def test_an_id_that_is_not_valid_unicode_is_made_safe() -> None:
     reply = with_call_ids(answer("ok", "bad\ud800"))
     assert isinstance(reply, AIMessage)
-    assert reply.tool_calls[0]["id"] == "ok" and reply.tool_calls[1]["id"].startswith("call_")
+    assert [c["id"] for c in reply.tool_calls] == ["ok", "bad_"]
+
+
+def test_an_id_keeps_only_the_safe_alphabet_and_is_never_another_calls() -> None:
+    reply = with_call_ids(answer("call_1@0123456789ab", "call_1_0123456789ab", " x", "-rf"))
+    assert isinstance(reply, AIMessage)
+    ids = [c["id"] for c in reply.tool_calls]
+    assert ids[0] == "call_1_0123456789ab" and ids[2:] == ["_x", "call_-rf"]
+    assert ids[1] != ids[0] and SAFE.fullmatch(ids[1]) and len(set(ids)) == 4
+
+
+def test_safe_ids_are_left_alone_and_long_ones_are_cut() -> None:
+    assert safe_id("Ab-9_z") == "Ab-9_z" and safe_id("functions.shell:0") == "functions_shell_0"
+    assert safe_id("x" * 500) == "x" * MAX_CHARS and SAFE.fullmatch(safe_id("\u202e" * 9))

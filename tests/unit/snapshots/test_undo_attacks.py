@@ -229,11 +229,6 @@ def test_fsmonitor_and_hooks_of_repositories_in_the_workspace_never_run(
     assert (workspace / "f.txt").read_text() == "f\n"
 
 
-@pytest.mark.xfail(
-    reason="git keeps only the executable bit: a private file the agent deleted"
-    " comes back with the umask's mode",
-    strict=True,
-)
 def test_a_private_file_the_agent_deleted_comes_back_private(
     workspace: Path, snapshots: WorkspaceSnapshots
 ) -> None:
@@ -242,7 +237,7 @@ def test_a_private_file_the_agent_deleted_comes_back_private(
     secret.chmod(0o600)
     call(snapshots, workspace, secret.unlink)
     undo_all(snapshots, workspace)
-    assert stat.S_IMODE(secret.stat().st_mode) & 0o077 == 0
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600  # the snapshot kept its mode
 
 
 @pytest.mark.xfail(
