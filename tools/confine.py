@@ -59,13 +59,15 @@ seccomp = _layer("seccomp")
 
 def bwrap_argv(plan: dict, argv: list[str]) -> list[str]:
     """``argv`` under bubblewrap: no capability (root's too), the whole file system
-    read-only, a private read-only /dev, /proc and PID namespace, a session of its own, /tmp
-    the private temp folder, the writable paths bound writable (the workspace's ``.git``
-    bound read-only over it), no network unless allowed."""
+    read-only, a private read-only /dev and /proc, PID and IPC namespaces, a session of its
+    own, /tmp the private temp folder, the writable paths bound writable (the workspace's
+    ``.git``, and the top-level entry leading to each protected path, bound read-only over
+    it), the socket folders of tmux, screen and the session empty, no network unless
+    allowed."""
     wrapped = [plan["bwrap"], "--die-with-parent", "--new-session", "--unshare-pid"]
-    wrapped += ["--cap-drop", "ALL"]  # run by root, bubblewrap keeps every capability
+    wrapped += ["--unshare-ipc", "--cap-drop", "ALL"]  # run by root, it keeps every one
     wrapped += ["--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm"]
-    wrapped += ["--remount-ro", "/dev", "--proc", "/proc"]
+    wrapped += ["--remount-ro", "/dev", "--proc", "/proc", "--remount-ro", "/proc"]
     temp = plan["writable"][0]
     paths = list(plan["writable"])
     if plan["mode"] == "workspace-write":
@@ -76,10 +78,20 @@ def bwrap_argv(plan: dict, argv: list[str]) -> list[str]:
     for path in paths:
         if os.path.exists(path) and not (private_tmp and path == temp):
             wrapped += ["--bind", path, path]
-    git = os.path.join(plan["workspace"], ".git")
-    for kept in [git, *plan.get("protected", [])]:
-        if plan["mode"] == "workspace-write" and os.path.lexists(kept):
-            wrapped += ["--ro-bind", kept, kept]
+    workspace = plan["workspace"]
+    kept = [os.path.join(workspace, ".git")]
+    for path in plan.get("protected", []):  # the entry leading to it: its parents stay put
+        if namespaces._beneath(path, workspace) and path != workspace:
+            kept.append(os.path.join(workspace, os.path.relpath(path, workspace).split("/")[0]))
+    for path in dict.fromkeys(kept):
+        if plan["mode"] == "workspace-write" and os.path.lexists(path):
+            wrapped += ["--ro-bind", path, path]
+    uid = os.getuid()
+    for folder in namespaces.SOCKET_FOLDERS:
+        folder = folder.format(uid=uid)
+        hidden = private_tmp and namespaces._beneath(folder, "/tmp")
+        if not hidden and os.path.isdir(folder) and not os.path.islink(folder):
+            wrapped += ["--tmpfs", folder, "--remount-ro", folder]
     if not plan["network"]:
         wrapped.append("--unshare-net")
     if private_tmp:
@@ -112,7 +124,7 @@ def confine(
         raise OSError(f"unknown confinement {plan['mechanism']!r}")
     if plan["mechanism"] == "landlock" and _drop_capabilities():
         layers.append("capabilities")
-    if seccomp.install():
+    if seccomp.install(plan["network"]):
         layers.append("seccomp")
     return argv, env, layers
 

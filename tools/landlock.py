@@ -15,6 +15,9 @@ executing stay as they are); a right the running ABI does not know is never requ
   outside it when the network is off.
 
 Making a character or block device is handled and never granted: no new devices, anywhere.
+Without a private /dev (no namespaces: Landlock alone), reading is handled too and granted
+everywhere but /dev, where only the harmless devices are readable: no terminal's keystrokes,
+console screen or disk can be read.
 A Landlock domain also refuses mount, umount and pivot_root, and ptrace (so /proc/PID/fd,
 environ and mem) of every process outside it: the command cannot undo a mount namespace
 set up before it (tools/namespaces.py), nor reach the terminal through another process.
@@ -37,7 +40,7 @@ CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446  # the same on every arc
 CREATE_RULESET_VERSION = 1
 RULE_PATH_BENEATH, PR_SET_NO_NEW_PRIVS = 1, 38
 
-WRITE_FILE, REMOVE_DIR, REMOVE_FILE = 1 << 1, 1 << 4, 1 << 5
+WRITE_FILE, READ_FILE, REMOVE_DIR, REMOVE_FILE = 1 << 1, 1 << 2, 1 << 4, 1 << 5
 MAKE_CHAR, MAKE_BLOCK = 1 << 6, 1 << 11
 MAKE = sum(1 << bit for bit in range(6, 13))  # CHAR DIR REG SOCK FIFO BLOCK SYM
 REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
@@ -87,20 +90,29 @@ def grants(plan: dict, private_dev: bool = False, git_bound: bool = False) -> li
     """The paths to grant writing on (folders: every right but making devices, beneath;
     files and devices: writing in place), read now, right before the command runs.
     ``private_dev``: /dev is the namespace's own (its pseudo-terminals are the command's);
-    ``git_bound``: the workspace's .git and protected paths are read-only mounts, so the
-    workspace can be granted whole."""
-    found = [*plan["writable"], *DEVICES, *(PRIVATE_DEV if private_dev else ())]
-    workspace = plan["workspace"]
+    ``git_bound``: the workspace's .git is a read-only mount, so Landlock need not keep it.
+    A folder that holds a kept path (.git, a protected path) is granted entry by entry,
+    around it, and the folders on the way to it not at all: their entries can be neither
+    made, removed nor renamed (so no folder holding a kept path can be moved away and
+    replaced), whether the folder is the workspace or an extra writable path."""
+    folders = list(plan["writable"])
     if plan["mode"] == "workspace-write":
-        kept = [] if git_bound else _kept(plan)
-        found += _all_but(workspace, kept) if kept else [workspace]
+        folders.append(plan["workspace"])
+    kept = [p for p in plan.get("protected", []) if _beneath(p, plan["workspace"])]
+    if plan["mode"] == "workspace-write" and plan["protect_git"] and not git_bound:
+        kept.append(os.path.join(plan["workspace"], ".git"))
+    found = [*DEVICES, *(PRIVATE_DEV if private_dev else ())]
+    for folder in folders:
+        under = [k for k in kept if _beneath(k, folder)]
+        found += _all_but(folder, under) if under and os.path.isdir(folder) else [folder]
     return found
 
 
-def _kept(plan: dict) -> list[str]:
-    workspace = plan["workspace"]
-    kept = [os.path.join(workspace, ".git")] if plan["protect_git"] else []
-    return kept + [p for p in plan.get("protected", []) if _beneath(p, workspace)]
+def readable() -> list[str]:
+    """Where a command may open files for reading when Landlock alone confines it (no
+    private /dev): everywhere but /dev, and there only the harmless devices: no terminal,
+    console, screen memory (vcs) or disk."""
+    return [*_all_but("/", ["/dev"]), *DEVICES, "/dev/shm"]
 
 
 def _beneath(path: str, folder: str) -> bool:
@@ -123,41 +135,49 @@ def _all_but(folder: str, kept: list[str]) -> list[str]:
     return found
 
 
+def _grant(ruleset: int, path: str, on_folders: int, on_files: int) -> None:
+    """Add the rule granting ``path`` its rights (a folder's hold beneath it)."""
+    try:  # never through a link: the rule would hold where it leads
+        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return  # gone, or not there yet: nothing to grant
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            allowed = on_folders
+        elif stat.S_ISREG(mode) or stat.S_ISCHR(mode):
+            allowed = on_files
+        else:
+            return
+        rule = _PathBeneath(allowed=allowed, parent_fd=fd)
+        if _libc.syscall(ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0):
+            raise _fail(f"cannot grant {path}")
+    finally:
+        os.close(fd)
+
+
 def restrict(plan: dict, private_dev: bool = False, git_bound: bool = False) -> None:
     """Confine this process (and all it starts from now on) by ``plan``; OSError if not.
     The flags are grants()'s."""
     version = int(plan["abi"])
     handled, on_files = rights(version)
-    attr = _RulesetAttr(fs=handled)
+    reads = [] if private_dev else readable()
+    attr = _RulesetAttr(fs=handled | (READ_FILE if reads else 0))
     size = 8
     if version >= 4 and not plan["network"]:
         attr.net, size = NET_BIND_TCP | NET_CONNECT_TCP, 16
-    if version >= 6:
-        attr.scoped = SCOPE_SIGNAL | (0 if plan["network"] else SCOPE_ABSTRACT_UNIX_SOCKET)
-        size = 24
+    if version >= 6:  # abstract sockets are no network: an X server's among them
+        attr.scoped, size = SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET, 24
     ruleset = _libc.syscall(CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
     if ruleset < 0:
         raise _fail("cannot create a ruleset")
     on_folders = handled & ~(MAKE_CHAR | MAKE_BLOCK | IOCTL_DEV)
     try:
         for path in grants(plan, private_dev, git_bound):
-            try:  # never through a link: the rule would hold where it leads
-                fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
-            except OSError:
-                continue  # gone, or not there yet: nothing to grant
-            try:
-                mode = os.fstat(fd).st_mode
-                if stat.S_ISDIR(mode):
-                    allowed = on_folders | (handled & IOCTL_DEV if path == "/dev/pts" else 0)
-                elif stat.S_ISREG(mode) or stat.S_ISCHR(mode):
-                    allowed = on_files
-                else:
-                    continue
-                rule = _PathBeneath(allowed=allowed, parent_fd=fd)
-                if _libc.syscall(ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0):
-                    raise _fail(f"cannot grant {path}")
-            finally:
-                os.close(fd)
+            ioctl = handled & IOCTL_DEV if path == "/dev/pts" else 0
+            _grant(ruleset, path, on_folders | ioctl, on_files)
+        for path in reads:
+            _grant(ruleset, path, READ_FILE, READ_FILE)
         if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise _fail("cannot set no_new_privs")
         if _libc.syscall(RESTRICT_SELF, ruleset, 0) != 0:

@@ -19,7 +19,9 @@ network is off: only a loopback interface), then:
   (the command has no controlling terminal, so tty opens only one it makes itself), its own
   devpts and shm: the person's terminal is not there, and no device can be made;
 - the folders where terminal multiplexers and desktop sessions keep their sockets
-  (/run/user/UID, /run/screen) are empty: no tmux, screen or session bus by name.
+  (/run/user/UID, /run/screen, and /tmp/tmux-UID and /tmp/.X11-unix where /tmp is not
+  private) are empty: no tmux, screen, X server or session bus by name;
+- an IPC namespace: no System V shared memory, semaphores or message queues of others.
 
 Landlock, applied after this (tools/landlock.py), refuses the command mount, umount and
 pivot_root, so it cannot undo any of it even as root inside the namespace.
@@ -32,7 +34,8 @@ import ctypes
 import errno
 import os
 
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 LOCKED = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC}
@@ -45,7 +48,7 @@ DEV_LINKS = {
     "stdout": "/proc/self/fd/1",
     "stderr": "/proc/self/fd/2",
 }
-SOCKET_FOLDERS = ("/run/user/{uid}", "/run/screen")
+SOCKET_FOLDERS = ("/run/user/{uid}", "/run/screen", "/tmp/tmux-{uid}", "/tmp/.X11-unix")
 # what unshare answers where user namespaces are off, limited or unknown: not an error
 REFUSED = {errno.EPERM, errno.EACCES, errno.EINVAL, errno.ENOSPC, errno.EUSERS, errno.ENOSYS}
 SIOCSIFFLAGS, IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x8914, 0x1, 0x8, 0x40
@@ -115,14 +118,50 @@ def _read_only(path: str, options: list[str]) -> None:
 
 
 def _bind(fd: int, target: str, make: bool) -> None:
-    """Mount what ``fd`` (O_PATH) is at ``target``, making the mount point if ``make``."""
-    if make and not os.path.lexists(target):
-        if os.path.isdir(f"/proc/self/fd/{fd}"):
-            os.makedirs(target, exist_ok=True)
-        else:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            os.close(os.open(target, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
-    _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+    """Mount what ``fd`` (O_PATH) is at ``target``, making the mount point if ``make``
+    (in the private /tmp, which earlier commands could write: never through a link)."""
+    if not make:
+        _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+        return
+    point = _mount_point(target, os.path.isdir(f"/proc/self/fd/{fd}"))
+    try:
+        _mount(f"/proc/self/fd/{fd}", f"/proc/self/fd/{point}", None, MS_BIND | MS_REC)
+    finally:
+        os.close(point)
+
+
+def _mount_point(target: str, folder: bool) -> int:
+    """An O_PATH descriptor of ``target``, made (folders 0700, a file 0600) one component
+    at a time from /, none followed if it is a link: OSError then (a link planted by an
+    earlier command would have the mount point made where it leads)."""
+    names = [n for n in target.split("/") if n]
+    fd = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for index, name in enumerate(names):
+            last = index == len(names) - 1
+            if last and not folder:
+                flags = os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+                os.close(os.open(name, flags, 0o600, dir_fd=fd))
+            else:
+                try:
+                    os.mkdir(name, 0o700, dir_fd=fd)
+                except FileExistsError:
+                    pass
+            flags = (
+                os.O_PATH
+                | os.O_NOFOLLOW
+                | os.O_CLOEXEC
+                | (0 if last and not folder else os.O_DIRECTORY)
+            )
+            below = os.open(name, flags, dir_fd=fd)
+            os.close(fd)
+            fd = below
+            if _is_link(fd):
+                raise OSError(f"cannot make a mount point at {target}: a link is in the way")
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _is_link(fd: int) -> bool:
@@ -173,14 +212,19 @@ def _loopback_up() -> None:
 
 
 def _kept(plan: dict) -> tuple[list[str], bool]:
-    """(the workspace's paths to bind read-only, whether every one can be: a link cannot)."""
+    """(the workspace's paths to bind read-only, whether binds keep .git whole: not when
+    one is a link, nor where the workspace is a repository's subfolder with no .git of its
+    own, whose top level Landlock must then keep)."""
     if plan["mode"] != "workspace-write":
         return [], True
     workspace = plan["workspace"]
     wanted = [os.path.join(workspace, ".git")] if plan["protect_git"] else []
     wanted += [p for p in plan.get("protected", []) if _beneath(p, workspace) and p != workspace]
     present = [p for p in wanted if os.path.lexists(p)]
-    return [p for p in present if not os.path.islink(p)], not any(map(os.path.islink, present))
+    bindable = not any(map(os.path.islink, present))
+    if plan["protect_git"] and not os.path.lexists(wanted[0]):
+        bindable = False  # a subfolder of a repository: a .git made at its top would be git's
+    return [p for p in present if not os.path.islink(p)], bindable
 
 
 def enter(plan: dict) -> dict | None:
@@ -197,7 +241,8 @@ def enter(plan: dict) -> dict | None:
     if plan["mode"] != "workspace-write":  # readable still, where /tmp would cover it
         kept.append(plan["workspace"])
     private_tmp = not any(_beneath("/tmp", p) for p in [*writable, *kept])
-    flags = CLONE_NEWUSER | CLONE_NEWNS | (0 if plan["network"] else CLONE_NEWNET)
+    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC
+    flags |= 0 if plan["network"] else CLONE_NEWNET
     if _libc.unshare(flags) != 0:
         code = ctypes.get_errno()
         if code in REFUSED:
@@ -234,7 +279,13 @@ def enter(plan: dict) -> dict | None:
             _read_only(path, _options_at(path, mounts))
         for folder in SOCKET_FOLDERS:
             folder = folder.format(uid=uid)
-            if os.path.isdir(folder) and not any(_beneath(p, folder) for p in writable):
+            if private_tmp and _beneath(folder, "/tmp"):
+                continue  # the private /tmp holds no server's socket
+            if (
+                os.path.isdir(folder)
+                and not os.path.islink(folder)
+                and not any(_beneath(p, folder) for p in writable)
+            ):
                 _mount(
                     "tmpfs",
                     folder,

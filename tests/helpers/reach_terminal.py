@@ -19,8 +19,10 @@ routes tried:
 - the sockets of terminal multiplexers (tmux, screen) under /tmp, /run/user/UID and
   $TMUX_TMPDIR, connected to directly and driven with `tmux send-keys` when tmux is there.
 
-A route counts as "got through" only when the write or the ioctl succeeded (or tmux
-accepted the keys): what the person's terminal did with it is for the test to check.
+A route counts as "got through" when a terminal opened at all (reading it would take the
+person's keystrokes; a console's vcs, its screen), a write or an ioctl succeeded, or a
+multiplexer's socket accepted a connection: what the person's terminal did with the bytes
+is for the test to check.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ def _try_file(route: str, path: str, payloads: list[dict[str, str]], got: list[s
         try:
             if not os.isatty(fd) and not path.startswith("/dev/vcs"):
                 return  # a pipe, a file, a socket: no terminal there
+            got.append(f"opened {route} {path}")  # reading it takes the person's keystrokes
             _attack(fd, f"{route} {path}", payloads, got, writable=flags != os.O_RDONLY)
         finally:
             os.close(fd)

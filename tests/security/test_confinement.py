@@ -25,6 +25,7 @@ from agentcli_tools.sandbox import mechanism
 
 from tests.e2e.conftest import Agent
 from tests.e2e.test_sandbox import git_workspace, run_shell
+from tests.helpers.scripted_server import text
 
 pytestmark = pytest.mark.skipif(not mechanism()[0], reason="neither Landlock nor bubblewrap")
 
@@ -54,6 +55,9 @@ PAYLOADS_OUTSIDE = [
     f"{PY} -c \"import os; os.chmod(os.open('{{o}}', os.O_RDONLY), 0o777)\"",
     f"{PY} -c \"import os; os.setxattr('{{o}}', 'user.pwned', b'1')\"",
     f"{PY} -c \"import os; os.chown('{{o}}', 65534, -1)\"",
+    f"{PY} -c \"import os; fd = os.open('{{o}}', os.O_PATH);"
+    " os.chmod(f'/proc/self/fd/{{fd}}', 0o777)\"",
+    "cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern",  # any sysctl
 ]
 PAYLOADS_GIT = [
     "echo '[core] fsmonitor = touch PWNED' >> .git/config",
@@ -82,6 +86,21 @@ PAYLOADS_DEVICES = [
     "echo pwned > /dev/mem",
     "head -c1 /dev/sda",
 ]
+# a setuid or setgid program, or file capabilities, left in the workspace by a command run as
+# root would make any user of the machine root
+PAYLOADS_SETID = [
+    "cp /bin/true suid && chmod 4755 suid",
+    "cp /bin/true sgid && chmod g+s sgid",
+    "mkdir shared && chmod 2775 shared",
+    "cp /bin/true s3 && install -m 4755 s3 s4",
+    f"{PY} -c \"import os; os.close(os.open('s5', os.O_CREAT | os.O_WRONLY, 0o4755))\"",
+    f"{PY} -c \"import os; open('s6', 'w').close(); os.chmod('s6', 0o6755)\"",
+    f"{PY} -c \"import os; open('s7', 'w').close(); os.chmod(os.open('s7', os.O_RDONLY), 0o4755)\"",
+    # a v2 security.capability granting cap_setuid (effective, permitted)
+    f"{PY} -c \"import os, struct; open('c1', 'w').close(); os.setxattr('c1',"
+    " 'security.capability', struct.pack('<IIIII', 0x02000001, 1 << 7, 0, 0, 0))\"",
+    f"{PY} -c \"import os; open('x1', 'w').close(); os.setxattr('x1', 'user.note', b'1')\"",
+]
 # what must keep working: the workspace's top level, in a git workspace
 AT_THE_TOP = [
     "echo hi > notes.txt && cat notes.txt",
@@ -92,6 +111,15 @@ AT_THE_TOP = [
     "touch .gitignore && rm .gitignore && rm notes.txt",
     "git status --short >/dev/null 2>&1 || true",
 ]
+
+
+def run_all(agent: Agent, commands: list[str], flags: tuple[str, ...] = ()) -> list[str]:
+    """Each command as an approved shell call, 20 to a run (max_steps is 25)."""
+    return [
+        result
+        for at in range(0, len(commands), 20)
+        for result in run_shell(agent, *commands[at : at + 20], flags=flags)
+    ]
 
 
 def snapshot(root: Path) -> dict[str, tuple[object, ...]]:
@@ -159,7 +187,7 @@ def test_nothing_outside_the_workspace_changes_not_even_its_metadata(
     git_workspace(agent)
     before, before_contents = snapshot(outside), contents(outside)
     commands = [p.format(o=outside / "o.txt", d=outside, l=outside / "l") for p in PAYLOADS_OUTSIDE]
-    got = run_shell(agent, *commands)
+    got = run_all(agent, commands)
     after = snapshot(outside)
     if missing == "userns":  # Landlock has no right for metadata: contents only
         assert contents(outside) == before_contents
@@ -210,8 +238,9 @@ def test_no_device_can_be_made_or_reached(agent: Agent, missing: str) -> None:
 def test_each_payload_changes_something_when_unconfined(agent: Agent, outside: Path) -> None:
     """The payloads are real: with `--sandbox off` each one changes its own fresh copy of
     the outside folder, and each .git payload but those that only undo a mount changes .git."""
+    payloads = [p for p in PAYLOADS_OUTSIDE if "/proc/sys" not in p]  # a sysctl: same value
     folders = []
-    for index in range(len(PAYLOADS_OUTSIDE)):
+    for index in range(len(payloads)):
         folder = outside / str(index)
         folder.mkdir()
         (folder / "o.txt").write_text("outside\n")
@@ -220,10 +249,9 @@ def test_each_payload_changes_something_when_unconfined(agent: Agent, outside: P
         folders.append(folder)
     before = [snapshot(f) for f in folders]
     commands = [
-        p.format(o=f / "o.txt", d=f, l=f / "l")
-        for p, f in zip(PAYLOADS_OUTSIDE, folders, strict=True)
+        p.format(o=f / "o.txt", d=f, l=f / "l") for p, f in zip(payloads, folders, strict=True)
     ]
-    run_shell(agent, *commands, flags=("--sandbox", "off"))
+    run_all(agent, commands, flags=("--sandbox", "off"))
     unchanged = [c for c, f, b in zip(commands, folders, before, strict=True) if snapshot(f) == b]
     assert unchanged == [], unchanged
     mounts_only = [p for p in PAYLOADS_GIT if "mount" in p or "unshare" in p]
@@ -235,3 +263,107 @@ def test_each_payload_changes_something_when_unconfined(agent: Agent, outside: P
         run_shell(agent, payload, flags=("--sandbox", "off"))
         now = snapshot(agent.workspace / ".git") if (agent.workspace / ".git").exists() else {}
         assert now != git, payload
+
+
+@pytest.mark.parametrize("missing", MECHANISMS)
+def test_no_setuid_setgid_or_capability_is_left_in_the_workspace(
+    agent: Agent, missing: str
+) -> None:
+    use(agent, missing)
+    got = run_shell(agent, *PAYLOADS_SETID)
+    for path in agent.workspace.rglob("*"):
+        info = path.lstat()
+        assert not info.st_mode & (stat.S_ISUID | stat.S_ISGID), (path, oct(info.st_mode))
+        assert os.listxattr(path, follow_symlinks=False) == [], path
+    failed = [c for c, r in zip(PAYLOADS_SETID, got, strict=True) if r.startswith("exit code 0")]
+    assert failed == [], failed
+
+
+@pytest.mark.parametrize("missing", MECHANISMS)
+def test_git_stays_whole_when_a_writable_path_holds_the_workspace(
+    agent: Agent, missing: str
+) -> None:
+    use(agent, missing)
+    git_workspace(agent)
+    config = Path(agent.env["XDG_CONFIG_HOME"]) / "agentcli" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[sandbox]\nwritable = ["{agent.workspace.parent}"]\n')
+    git = agent.workspace / ".git"
+    before = contents(git) if missing == "userns" else snapshot(git)
+    got = run_shell(agent, *PAYLOADS_GIT[:10])
+    assert (contents(git) if missing == "userns" else snapshot(git)) == before
+    through = [c for c, r in zip(PAYLOADS_GIT, got, strict=False) if r.startswith("exit code 0")]
+    if missing == "userns":
+        through = [
+            c for c in through if c.split()[0] not in ("chmod", "touch") and "xattr" not in c
+        ]
+    assert through == [], through
+
+
+@pytest.mark.parametrize("missing", MECHANISMS)
+def test_a_repository_subfolder_cannot_get_a_git_of_its_own(agent: Agent, missing: str) -> None:
+    """A workspace inside a repository, with no .git of its own: a `.git` made at its top
+    (with an fsmonitor) would run for the person's next `git status` there."""
+    if missing == "landlock":
+        pytest.skip("bubblewrap cannot refuse a .git made at the top (guarantees.md)")
+    use(agent, missing)
+    git_workspace(agent)
+    inner = agent.workspace / "src"
+    got = run_shell(
+        agent,
+        "git init -q . && git config core.fsmonitor 'touch PWNED'",
+        "mkdir .git",
+        "ln -s .. .git",
+        flags=("--workspace", str(inner)),
+    )
+    assert all(r.startswith("exit code 1") for r in got), got
+    assert not (inner / ".git").exists() and not (inner / ".git").is_symlink()
+
+
+def test_the_data_folder_in_the_workspace_cannot_be_moved_away_or_joined(agent: Agent) -> None:
+    """A workspace that holds agentcli's data (the home folder): the thread database and
+    the snapshots are kept, and so are the folders on the way to them (moving one away and
+    making a forged database in its place), and no journal can be planted beside it."""
+    home = Path(agent.env["HOME"])
+    agent.server.push(text("first"))
+    assert agent.run("run", "hi", "-w", str(home)).returncode == 0  # the database exists
+    data = Path(agent.env["XDG_DATA_HOME"]) / "agentcli"
+    got = run_shell(
+        agent,
+        "mv data data-moved",
+        "mv data/agentcli data/agentcli-moved",
+        f"mkdir -p {data}/x; echo forged > {data}/threads.db",
+        f"echo forged > {data}/threads.db-wal",
+        f"echo forged > {data}/threads.db-journal",
+        f"rm -rf {data}/snapshots",
+        flags=("--workspace", str(home)),
+    )
+    assert all(r.startswith("exit code 1") for r in got), got
+    assert not (home / "data-moved").exists() and not (data.parent / "agentcli-moved").exists()
+    assert not (data / "x").exists() and (data / "snapshots").is_dir()
+    assert (data / "threads.db").read_bytes().startswith(b"SQLite format 3")
+    for journal in ("threads.db-wal", "threads.db-journal"):  # a WAL begins 377f068x
+        path = data / journal
+        assert not path.exists() or not path.read_bytes().startswith(b"forged")
+    assert agent.run("threads", "list").returncode == 0
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86-64's call numbers")
+def test_no_key_of_the_users_keyring_can_be_read(agent: Agent) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    secret = b"KEYRING-" + os.urandom(6).hex().encode()
+    serial = libc.syscall(248, b"user", b"agentcli-test", secret, len(secret), -4)  # @u
+    if serial < 0:
+        pytest.skip("no keyring here")
+    try:
+        lookup = (
+            f'{PY} -c "import ctypes; l = ctypes.CDLL(None); k = l.syscall(250, 10, -4,'
+            " b'user', b'agentcli-test', 0); b = ctypes.create_string_buffer(64);"
+            ' n = l.syscall(250, 11, k, b, 64); print(k, n, b.raw[:max(n, 0)])"'
+        )
+        got = run_shell(agent, lookup, "cat /proc/keys")
+        assert secret.decode() not in "".join(got), got
+    finally:
+        libc.syscall(250, 3, serial)  # KEYCTL_REVOKE

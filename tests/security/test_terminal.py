@@ -92,9 +92,22 @@ def tool_results(agent: Agent) -> list[str]:
     return [m["content"] for m in agent.server.requests[-1]["messages"] if m["role"] == "tool"]
 
 
+MECHANISMS = [
+    pytest.param("", id="namespaces"),
+    pytest.param("userns", id="landlock-only"),
+    pytest.param("landlock", id="bubblewrap"),
+]
+
+
+@pytest.mark.parametrize("missing", MECHANISMS)
 def test_an_approved_command_cannot_reach_the_chats_terminal(
-    agent: Agent, tmux_pane: str | None
+    agent: Agent, tmux_pane: str | None, missing: str
 ) -> None:
+    if missing == "landlock" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    if missing != "landlock" and mechanism()[0] != "landlock":
+        pytest.skip("no Landlock here")
+    agent.env["AGENTCLI_TEST_SANDBOX_MISSING"] = missing
     payloads = agent.workspace / "payloads.json"
     payloads.write_text(json.dumps(PAYLOADS))
     agent.server.push(
