@@ -74,3 +74,14 @@ def _hex_runs(view: bytes) -> list[bytes]:
             part = run[shift:]
             out.append(bytes.fromhex(part[: len(part) - len(part) % 2].decode()))
     return out
+
+
+def shown_in_chunks(live_view: type, redactor: object, data: bytes, cuts: list[int]) -> str:
+    """What a live view (``RedactedStream``) shows of ``data`` cut at ``cuts``, joined."""
+    shown: list[str] = []
+    live = live_view(shown.append, redactor)
+    points = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
+    for start, end in zip(points, points[1:], strict=False):
+        live.add(data[start:end])
+    live.flush()
+    return "".join(shown)

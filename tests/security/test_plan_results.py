@@ -159,12 +159,13 @@ def approve_plan(agent: Agent, command: str) -> dict[int, dict]:
     return {task["id"]: task for task in planned["plan"]}
 
 
-def test_a_page_read_by_a_plan_cannot_run_a_command_in_the_next_task(agent: Agent) -> None:
-    (agent.workspace / "page.txt").write_text("$(touch PWNED)")
+def plan_goes_back(agent: Agent, command: str) -> None:
+    """A plan that reads page.txt and puts it into `command` goes back to the model before
+    any review (the reference is where code goes), and nothing ran."""
     agent.server.push(
         plan_call(
             (1, "shell", {"command": "cat page.txt"}, []),
-            (2, "shell", {"command": 'echo "$1" > copy.txt'}, [1]),
+            (2, "shell", {"command": command}, [1]),
         ),
         text("I will plan it another way."),
     )
@@ -173,6 +174,11 @@ def test_a_page_read_by_a_plan_cannot_run_a_command_in_the_next_task(agent: Agen
     assert not (agent.workspace / "PWNED").exists()
     told = agent.server.requests[-1]["messages"][-1]
     assert told["role"] == "tool" and "$1 in the command" in told["content"]
+
+
+def test_a_page_read_by_a_plan_cannot_run_a_command_in_the_next_task(agent: Agent) -> None:
+    (agent.workspace / "page.txt").write_text("$(touch PWNED)")
+    plan_goes_back(agent, 'echo "$1" > copy.txt')
 
 
 def test_a_deny_rule_stops_what_a_result_would_run(agent: Agent) -> None:

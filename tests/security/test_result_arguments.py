@@ -25,8 +25,7 @@ from agentcli.agent.plan.result_targets import moved
 from agentcli.agent.plan.substitution import substitute
 from agentcli.policy.bash.program_table import PROGRAMS
 from tests.e2e.conftest import Agent
-from tests.helpers.scripted_server import text
-from tests.security.test_plan_results import _shell_tool, approve_plan, plan_call
+from tests.security.test_plan_results import _shell_tool, approve_plan, plan_goes_back
 
 # (template a person approves, a result from a page) where the program reads the result as code
 PAYLOADS_PLACED = [
@@ -200,18 +199,7 @@ def test_e2e_a_plan_that_puts_a_result_where_code_goes_never_runs(
 ) -> None:
     scratch(agent.workspace)
     (agent.workspace / "page.txt").write_text(result)
-    agent.server.push(
-        plan_call(
-            (1, "shell", {"command": "cat page.txt"}, []),
-            (2, "shell", {"command": template}, [1]),
-        ),
-        text("I will plan it another way."),
-    )
-    done = agent.run("run", "--plan", "use the page", "-o", "json")
-    assert done.returncode == 0, done.stderr  # nothing to review: the plan went back
-    assert not (agent.workspace / "PWNED").exists()
-    told = agent.server.requests[-1]["messages"][-1]
-    assert told["role"] == "tool" and "$1 in the command" in told["content"]
+    plan_goes_back(agent, template)
 
 
 @pytest.mark.parametrize(("template", "result"), E2E_OPTIONS)

@@ -67,6 +67,20 @@ PAYLOADS = [
 ]
 
 
+def chat_on_screen(
+    agent: Agent, env: dict[str, str]
+) -> tuple[pexpect.spawn, pyte.Screen, pyte.Stream]:
+    """A chat on an emulated ROWS x COLS terminal, its first message sent."""
+    child = agent.spawn("chat", env=env)
+    child.setwinsize(ROWS, COLS)
+    screen = pyte.Screen(COLS, ROWS)
+    stream = pyte.Stream(screen)
+    child.expect(PROMPT)
+    stream.feed(child.before + child.after)
+    child.sendline("check the repo")
+    return child, screen, stream
+
+
 def screen_of(child: pexpect.spawn, screen: pyte.Screen, stream: pyte.Stream) -> list[str]:
     stream.feed(child.before + child.after)
     return list(screen.display)
@@ -99,13 +113,7 @@ def test_the_review_shows_exactly_what_runs(agent: Agent, colour: bool) -> None:
     calls = [("shell", {"command": command}) for command in PAYLOADS]
     agent.server.push(tool_calls(*calls), text("all done"))
     env = {"NO_COLOR": ""} if colour else {}
-    child = agent.spawn("chat", env=env)
-    child.setwinsize(ROWS, COLS)
-    screen = pyte.Screen(COLS, ROWS)
-    stream = pyte.Stream(screen)
-    child.expect(PROMPT)
-    stream.feed(child.before + child.after)
-    child.sendline("check the repo")
+    child, screen, stream = chat_on_screen(agent, env)
     shown = []
     for command in PAYLOADS:
         child.expect(CHOICE)
@@ -745,13 +753,7 @@ def test_the_review_and_the_result_show_unseen_characters_as_marks(agent: Agent)
     ]
     calls = [("shell", {"command": command}) for command in commands]
     agent.server.push(tool_calls(*calls), text("all done"))
-    child = agent.spawn("chat")
-    child.setwinsize(ROWS, COLS)
-    screen = pyte.Screen(COLS, ROWS)
-    stream = pyte.Stream(screen)
-    child.expect(PROMPT)
-    stream.feed(child.before + child.after)
-    child.sendline("check the repo")
+    child, screen, stream = chat_on_screen(agent, {})
     seen: list[str] = []
     for command in [*commands, None]:
         child.expect(CHOICE if command is not None else "all done")

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from tests.e2e.conftest import Agent
 from tests.helpers import ENV_MCP_SERVER
+from tests.helpers.leaks import shown_in_chunks
 from tests.helpers.scripted_server import error, text, tool_calls
 
 KEY = "sk-test-Zq8vW3kP1xN7mR4tY6uB9cE2"
@@ -210,13 +211,7 @@ def test_live_output_never_shows_a_secret_however_it_is_chunked(
 ) -> None:
     redactor = Redactor({"SECRET_NAME": secret})
     data = f"{before}{secret}{after}".encode()
-    shown: list[str] = []
-    live = RedactedStream(shown.append, redactor)
-    points = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
-    for start, end in zip(points, points[1:], strict=False):
-        live.add(data[start:end])
-    live.flush()
-    joined = "".join(shown)
+    joined = shown_in_chunks(RedactedStream, redactor, data, cuts)
     assert secret not in joined
     assert "[redacted SECRET_NAME]" in joined
     if data.isascii():  # (a multi-byte character cut between chunks decodes differently)

@@ -12,7 +12,7 @@ from agentcli_tools.redaction import Redactor
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.helpers.leaks import exposed
+from tests.helpers.leaks import exposed, shown_in_chunks
 
 secret_values = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=8, max_size=48
@@ -68,14 +68,9 @@ def test_the_live_view_catches_an_encoded_secret_however_it_is_chunked(
 ) -> None:
     redactor = Redactor({"SOME_TOKEN": secret})
     data = _encoded(before + secret.encode(), how, width).encode()
-    shown: list[str] = []
-    live = RedactedStream(shown.append, redactor)
-    points = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
-    for start, end in zip(points, points[1:], strict=False):
-        live.add(data[start:end])
-    live.flush()
-    assert "".join(shown) == redactor(data.decode())
-    assert exposed("".join(shown), [secret]) == []
+    joined = shown_in_chunks(RedactedStream, redactor, data, cuts)
+    assert joined == redactor(data.decode())
+    assert exposed(joined, [secret]) == []
 
 
 def test_unrelated_text_is_left_as_it_is() -> None:
