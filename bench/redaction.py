@@ -57,8 +57,10 @@ def measure(sizes: list[int], rounds: int) -> list[dict[str, object]]:
 
     if hasattr(Redactor, "head"):
         from agentcli_tools.redacted_stream import RedactedStream
-    else:  # a tree before it (--before): the live view's class was in shell.py
-        from agentcli_tools.shell import _Live as RedactedStream  # type: ignore[no-redef]
+    else:  # a tree before it (--before): the live view's class was shell.py's _Live
+        import importlib
+
+        RedactedStream = importlib.import_module("agentcli_tools.shell")._Live  # type: ignore[misc]
 
     rows: list[dict[str, object]] = []
     for many in (False, True):

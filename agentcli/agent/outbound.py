@@ -87,7 +87,19 @@ def _anonymize(data: Any) -> Any:
     return current().value(data)
 
 
+TRACING_VARIABLES = (
+    "LANGSMITH_TRACING",
+    "LANGSMITH_TRACING_V2",
+    "LANGCHAIN_TRACING_V2",
+    "LANGCHAIN_TRACING",
+)
+
+
 def _tracing_on() -> bool:
+    """LangSmith's own answer, asked only when a variable could turn tracing on: importing
+    langsmith costs quick commands (`threads list`) some 100 ms."""
+    if not any(os.environ.get(name) for name in TRACING_VARIABLES):
+        return False
     from langsmith import utils
 
     return bool(utils.tracing_is_enabled())

@@ -48,6 +48,7 @@ ROWS = {
         "workspace-write, git workspace (30 entries)",
         "workspace-write, no repository",
         "read-only",
+        "workspace-write, Landlock alone (no namespace)",
         "workspace-write, bubblewrap",
     ],
     "snapshots.py": [
@@ -105,7 +106,7 @@ GOALS = {
     "plan.py": 2,
     "bigoutput.py": 0,
     "toolstart.py": 1,
-    "sandbox.py": 3,
+    "sandbox.py": 4,
     "snapshots.py": 2,
     "context.py": 0,
     "textcalls.py": 0,

@@ -90,8 +90,11 @@ def state(workspace: Path) -> dict[str, tuple[int, bytes | None]]:
 
 
 def run_call(agent: Agent, command: str) -> str:
+    """The command as an approved shell call; unconfined when it sets a setuid or setgid
+    bit (the sandbox refuses those: a person's "unconfined once" could still run it)."""
     agent.server.push(tool_calls(("shell", {"command": command})), text("Done."))
-    ran = agent.run("run", "-y", "go", "-o", "json")
+    off = ("--sandbox", "off") if "+s" in command else ()
+    ran = agent.run("run", "-y", "go", "-o", "json", *off)
     assert ran.returncode == 0, ran.stderr
     return str(json.loads(ran.stdout)["thread_id"])
 

@@ -23,7 +23,7 @@ from tests.helpers.mcp_server import PNG
 from tests.helpers.tooling import ToolEnv
 
 GOOD = {"command": sys.executable, "args": [SERVER]}
-SERVED = ["add", "mark", "shout", "picture", "strict", "slow_pattern", "loop"]
+SERVED = ["add", "mark", "shout", "picture", "reach", "strict", "slow_pattern", "loop"]
 
 
 def load(
