@@ -17,8 +17,9 @@ from tests.e2e.conftest import agent, server  # noqa: F401 - the e2e fixtures, s
 
 HERE = Path(__file__).parent
 SAMPLE = 3
-"""In the default run, one payload in SAMPLE of each test that drives the installed command
-(`agent`) over a payload list; the others are marked slow (`pytest -m slow` runs them, as
+"""In the default run, one payload in SAMPLE (or the module's own SAMPLE, where each payload
+takes many agentcli starts) of each test that drives the installed command (`agent`) over a
+payload list; the others are marked slow (`pytest -m slow` runs them, as
 does `bash .ci/slow`). Every payload still runs in the default run wherever a test checks it
 in process (the policy, the tools, the renderers), which takes milliseconds."""
 
@@ -27,8 +28,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     sampled = [item for item in items if _drives_the_command(item)]
     cases = Counter(item.nodeid.split("[")[0] for item in sampled)
     for item in sampled:
-        many = cases[item.nodeid.split("[")[0]] > SAMPLE  # a short list runs whole
-        if many and sum(item.callspec.indices.values()) % SAMPLE:  # type: ignore[attr-defined]
+        every = getattr(item.module, "SAMPLE", SAMPLE)  # a module's own, for long payloads
+        many = cases[item.nodeid.split("[")[0]] > every  # a short list runs whole
+        if many and sum(item.callspec.indices.values()) % every:  # type: ignore[attr-defined]
             item.add_marker(pytest.mark.slow)
 
 

@@ -26,6 +26,7 @@ from tests.helpers.scripted_server import text, tool_calls
 SAFE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
 NAME = re.compile(SAFE.pattern + r"@[0-9a-f]{12}")
 
+SAMPLE = 8  # each payload takes some ten agentcli starts: one in 8 runs by default (-m slow: all)
 PAYLOADS = [
     "{A}",  # another thread's call, as review lists it
     "{A}@{D}",

@@ -234,6 +234,7 @@ def test_no_device_can_be_made_or_reached(agent: Agent, missing: str) -> None:
         assert not (stat.S_ISCHR(kind) or stat.S_ISBLK(kind)), path
 
 
+@pytest.mark.slow  # some 40 agentcli starts: the proof of the payloads, not of agentcli
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
 def test_each_payload_changes_something_when_unconfined(agent: Agent, outside: Path) -> None:
     """The payloads are real: with `--sandbox off` each one changes its own fresh copy of
