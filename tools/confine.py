@@ -20,7 +20,7 @@ allowed), ``namespaces`` (False: do not try them) and ``bwrap`` (its path).
 The layers, each applied when the kernel has it, in this order:
 
 1. namespaces (tools/namespaces.py): a user and mount namespace where everything is
-   read-only but the writable set, ``.git`` bound read-only, a private /tmp and a minimal
+   read-only but the writable set, ``.git`` bound read-only, a minimal
    /dev; a network namespace when the network is off;
 2. Landlock (tools/landlock.py): the writing rights, TCP, signals and ptrace; with no
    namespace it is the fallback that keeps ``.git`` read-only on its own;
@@ -60,7 +60,7 @@ seccomp = _layer("seccomp")
 def bwrap_argv(plan: dict, argv: list[str]) -> list[str]:
     """``argv`` under bubblewrap: no capability (root's too), the whole file system
     read-only, a private read-only /dev and /proc, PID and IPC namespaces, a session of its
-    own, /tmp the private temp folder, the writable paths bound writable (the workspace's
+    own, the writable paths bound writable (the workspace's
     ``.git``, and the top-level entry leading to each protected path, bound read-only over
     it), the socket folders of tmux, screen and the session empty, no network unless
     allowed."""
@@ -68,15 +68,11 @@ def bwrap_argv(plan: dict, argv: list[str]) -> list[str]:
     wrapped += ["--unshare-ipc", "--cap-drop", "ALL"]  # run by root, it keeps every one
     wrapped += ["--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm"]
     wrapped += ["--remount-ro", "/dev", "--proc", "/proc", "--remount-ro", "/proc"]
-    temp = plan["writable"][0]
     paths = list(plan["writable"])
     if plan["mode"] == "workspace-write":
         paths.append(plan["workspace"])
-    private_tmp = not any(namespaces._beneath("/tmp", p) for p in paths)
-    if private_tmp:
-        wrapped += ["--bind", temp, "/tmp"]
     for path in paths:
-        if os.path.exists(path) and not (private_tmp and path == temp):
+        if os.path.exists(path):
             wrapped += ["--bind", path, path]
     workspace = plan["workspace"]
     kept = [os.path.join(workspace, ".git")]
@@ -89,13 +85,10 @@ def bwrap_argv(plan: dict, argv: list[str]) -> list[str]:
     uid = os.getuid()
     for folder in namespaces.SOCKET_FOLDERS:
         folder = folder.format(uid=uid)
-        hidden = private_tmp and namespaces._beneath(folder, "/tmp")
-        if not hidden and os.path.isdir(folder) and not os.path.islink(folder):
+        if os.path.isdir(folder) and not os.path.islink(folder):
             wrapped += ["--tmpfs", folder, "--remount-ro", folder]
     if not plan["network"]:
         wrapped.append("--unshare-net")
-    if private_tmp:
-        wrapped += ["--setenv", "TMPDIR", "/tmp"]
     return [*wrapped, "--", *argv]
 
 
@@ -111,13 +104,9 @@ def confine(
     if plan["mechanism"] == "landlock":
         view = namespaces.enter(plan) if plan.get("namespaces", True) else None
         bound = view is not None and view["git_bound"]
-        if view is not None:  # the temp folder as the command sees it
-            plan = {**plan, "writable": [view["tmp"], *plan["writable"][1:]]}
         landlock.restrict(plan, private_dev=view is not None, git_bound=bound)
         layers = ["namespaces"] if view else []
         layers.append(f"landlock {plan['abi']}")
-        if view is not None and "TMPDIR" in env:
-            env = {**env, "TMPDIR": view["tmp"]}
     elif plan["mechanism"] == "bwrap":
         argv, layers = bwrap_argv(plan, argv), ["bubblewrap"]
     else:

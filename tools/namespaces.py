@@ -13,14 +13,14 @@ network is off: only a loopback interface), then:
 - the workspace's ``.git`` and protected paths are bound read-only inside it, so the
   workspace's top level is writable while ``.git`` is not (a mount point can be neither
   removed nor renamed: EBUSY);
-- ``/tmp`` is the process's private temp folder (writable paths under /tmp are bound back
-  at their places);
+- ``/tmp`` is read-only like the rest: the command writes in its private temp folder
+  (``TMPDIR``); programs, scripts and virtual environments kept in /tmp stay there to run;
 - ``/dev`` is a new read-only tmpfs holding only null, zero, full, random, urandom and tty
   (the command has no controlling terminal, so tty opens only one it makes itself), its own
   devpts and shm: the person's terminal is not there, and no device can be made;
 - the folders where terminal multiplexers and desktop sessions keep their sockets
-  (/run/user/UID, /run/screen, and /tmp/tmux-UID and /tmp/.X11-unix where /tmp is not
-  private) are empty: no tmux, screen, X server or session bus by name;
+  (/run/user/UID, /run/screen, /tmp/tmux-UID, /tmp/.X11-unix) are empty: no tmux, screen,
+  X server or session bus by name;
 - an IPC namespace: no System V shared memory, semaphores or message queues of others.
 
 Landlock, applied after this (tools/landlock.py), refuses the command mount, umount and
@@ -117,51 +117,9 @@ def _read_only(path: str, options: list[str]) -> None:
     _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | locked)
 
 
-def _bind(fd: int, target: str, make: bool) -> None:
-    """Mount what ``fd`` (O_PATH) is at ``target``, making the mount point if ``make``
-    (in the private /tmp, which earlier commands could write: never through a link)."""
-    if not make:
-        _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
-        return
-    point = _mount_point(target, os.path.isdir(f"/proc/self/fd/{fd}"))
-    try:
-        _mount(f"/proc/self/fd/{fd}", f"/proc/self/fd/{point}", None, MS_BIND | MS_REC)
-    finally:
-        os.close(point)
-
-
-def _mount_point(target: str, folder: bool) -> int:
-    """An O_PATH descriptor of ``target``, made (folders 0700, a file 0600) one component
-    at a time from /, none followed if it is a link: OSError then (a link planted by an
-    earlier command would have the mount point made where it leads)."""
-    names = [n for n in target.split("/") if n]
-    fd = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        for index, name in enumerate(names):
-            last = index == len(names) - 1
-            if last and not folder:
-                flags = os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-                os.close(os.open(name, flags, 0o600, dir_fd=fd))
-            else:
-                try:
-                    os.mkdir(name, 0o700, dir_fd=fd)
-                except FileExistsError:
-                    pass
-            flags = (
-                os.O_PATH
-                | os.O_NOFOLLOW
-                | os.O_CLOEXEC
-                | (0 if last and not folder else os.O_DIRECTORY)
-            )
-            below = os.open(name, flags, dir_fd=fd)
-            os.close(fd)
-            fd = below
-            if _is_link(fd):
-                raise OSError(f"cannot make a mount point at {target}: a link is in the way")
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
+def _bind(fd: int, target: str) -> None:
+    """Mount what ``fd`` (O_PATH) is at ``target``."""
+    _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
 
 
 def _is_link(fd: int) -> bool:
@@ -229,18 +187,14 @@ def _kept(plan: dict) -> tuple[list[str], bool]:
 
 def enter(plan: dict) -> dict | None:
     """Set up the command's view (see the module's docstring); None when the kernel refuses
-    a user namespace. Returns {"tmp": the temp folder's path as the command sees it,
-    "git_bound": whether .git and the protected paths are all read-only mounts}."""
+    a user namespace. Returns {"git_bound": whether .git and the protected paths are all
+    read-only mounts}."""
     uid, gid = os.getuid(), os.getgid()
-    temp = plan["writable"][0]
     writable = list(plan["writable"])
     if plan["mode"] == "workspace-write":
         writable.append(plan["workspace"])
     writable = [p for p in dict.fromkeys(writable) if os.path.exists(p)]
     kept, git_bound = _kept(plan)
-    if plan["mode"] != "workspace-write":  # readable still, where /tmp would cover it
-        kept.append(plan["workspace"])
-    private_tmp = not any(_beneath("/tmp", p) for p in [*writable, *kept])
     flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC
     flags |= 0 if plan["network"] else CLONE_NEWNET
     if _libc.unshare(flags) != 0:
@@ -265,22 +219,17 @@ def enter(plan: dict) -> dict | None:
                 devices[name] = fds[f"/dev/{name}"] = os.open(
                     f"/dev/{name}", os.O_PATH | os.O_CLOEXEC
                 )
-        covered = ["/dev", *writable, *(["/tmp"] if private_tmp else [])]
-        if private_tmp:
-            _bind(fds[temp], "/tmp", make=False)
+        covered = ["/dev", *writable]
         for path in writable:
-            if not (private_tmp and path == temp):
-                _bind(fds[path], path, make=private_tmp and _beneath(path, "/tmp"))
+            _bind(fds[path], path)
         for point, options in mounts:
             if not any(_beneath(point, c) for c in covered):
                 _read_only(point, options)
         for path in kept:
-            _bind(fds[path], path, make=private_tmp and _beneath(path, "/tmp"))
+            _bind(fds[path], path)
             _read_only(path, _options_at(path, mounts))
         for folder in SOCKET_FOLDERS:
             folder = folder.format(uid=uid)
-            if private_tmp and _beneath(folder, "/tmp"):
-                continue  # the private /tmp holds no server's socket
             if (
                 os.path.isdir(folder)
                 and not os.path.islink(folder)
@@ -299,4 +248,4 @@ def enter(plan: dict) -> dict | None:
     finally:
         for fd in fds.values():
             os.close(fd)
-    return {"tmp": "/tmp" if private_tmp else temp, "git_bound": git_bound}
+    return {"git_bound": git_bound}

@@ -40,11 +40,9 @@ UNAVAILABLE = (
     ' ([sandbox] mode = "off") to run commands unconfined'
 )
 # what a command prints when the sandbox refused it something (heuristic: see denied())
-# (a .git or protected path bound read-only cannot be moved or removed: "busy"; a path under
-# /tmp other than the private temp folder's is not there at all)
+# (a .git or protected path bound read-only cannot be moved or removed: "busy")
 _DENIALS = re.compile(
-    r"Permission denied|Operation not permitted|Read-only file system|Device or resource busy"
-    r"|/tmp/\S*: No such file or directory",
+    r"Permission denied|Operation not permitted|Read-only file system|Device or resource busy",
     re.I,
 )
 _NO_NETWORK = re.compile(r"Network is unreachable|Connection refused", re.I)  # bubblewrap's

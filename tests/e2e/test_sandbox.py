@@ -86,7 +86,7 @@ def test_workspace_write_refuses_outside_git_hooks_and_home_with_a_note(
     )
     for call in range(6):
         assert got[call].startswith("exit code 1"), got[call]
-        if call != 3:  # a home under /tmp (this test's) is not even there: /tmp is private
+        if call != 3:  # (the home's .bashrc does not exist: "No such file" is no refusal)
             assert "[sandbox] this command ran confined (workspace-write)" in got[call], got[call]
     assert not outside.exists() and not (home / ".bashrc").exists()
     assert not (agent.workspace / ".git" / "hooks" / "pre-commit").exists()
@@ -369,8 +369,8 @@ def test_doctor_fails_when_nothing_can_confine(agent: Agent) -> None:
 
 
 def test_a_workspace_in_tmp_is_still_there_writable_with_its_git_kept(agent: Agent) -> None:
-    """/tmp is the private temp folder inside the sandbox; a workspace (or a writable path)
-    under the real /tmp is bound back at its place."""
+    """/tmp is read-only inside the sandbox, but a workspace in it is bound writable, its
+    .git read-only, and $TMPDIR is writable."""
     workspace = Path(tempfile.mkdtemp(prefix="agentcli-ws-", dir="/tmp"))
     try:
         agent.workspace = workspace
@@ -384,6 +384,6 @@ def test_a_workspace_in_tmp_is_still_there_writable_with_its_git_kept(agent: Age
         assert got[0] == f"exit code 0\ntop\n{workspace}\n"
         assert got[1].startswith("exit code 1") and "[sandbox]" in got[1]
         assert (workspace / ".git" / "config").read_text() == "[core]\n"
-        assert got[2] == "exit code 0\nt\n1\n"  # the workspace's folder, made in the private /tmp
+        assert got[2] == "exit code 0\nt\n1\n"  # the real /tmp is seen
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
