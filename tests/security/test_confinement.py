@@ -164,10 +164,11 @@ def outside() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+# the default where the kernel allows it; the fallbacks with -m slow (`bash .ci/slow`)
 MECHANISMS = [
     pytest.param("", id="namespaces"),
-    pytest.param("userns", id="landlock-only"),
-    pytest.param("landlock", id="bubblewrap"),
+    pytest.param("userns", id="landlock-only", marks=pytest.mark.slow),
+    pytest.param("landlock", id="bubblewrap", marks=pytest.mark.slow),
 ]
 
 

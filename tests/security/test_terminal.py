@@ -92,10 +92,11 @@ def tool_results(agent: Agent) -> list[str]:
     return [m["content"] for m in agent.server.requests[-1]["messages"] if m["role"] == "tool"]
 
 
+# the default where the kernel allows it; the fallbacks with -m slow (`bash .ci/slow`)
 MECHANISMS = [
     pytest.param("", id="namespaces"),
-    pytest.param("userns", id="landlock-only"),
-    pytest.param("landlock", id="bubblewrap"),
+    pytest.param("userns", id="landlock-only", marks=pytest.mark.slow),
+    pytest.param("landlock", id="bubblewrap", marks=pytest.mark.slow),
 ]
 
 
