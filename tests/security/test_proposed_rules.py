@@ -17,6 +17,7 @@ import shlex
 import shutil
 from pathlib import Path
 
+import pexpect
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -180,19 +181,26 @@ class TestTheProposalAllowsNothingMore:
 # -- the chat's `A`, through the installed command -------------------------------------
 
 
-def test_e2e_a_rule_kept_for_sed_does_not_let_sed_run_code(agent: Agent) -> None:
+def keep_a_rule(agent: Agent, commands: list[str], match: str) -> pexpect.spawn:
+    """A chat whose model proposes `commands` as shell calls in turn (then says
+    "Understood."): the first is approved with `A`, whose proposed rule must be `match`,
+    kept for the thread with `t`."""
     scratch(agent.workspace)
-    agent.server.push(
-        tool_calls(("shell", {"command": "sed -n 1p notes.txt"})),
-        tool_calls(("shell", {"command": "sed -n '1e touch PWNED' notes.txt"})),
-        text("Understood."),
-    )
-    child = agent.spawn("chat", "--sandbox", "off", "read it")
+    calls = [tool_calls(("shell", {"command": c})) for c in commands]
+    agent.server.push(*calls, text("Understood."))
+    child = agent.spawn("chat", "--sandbox", "off", "go")
     child.expect(CHOICE)
     child.sendline("A")
-    child.expect(re.escape('match = "sed -n 1p notes.txt"'))
+    child.expect(re.escape(f'match = "{match}"'))
     child.expect(r"\[t\]his thread.*\[b\]ack >")
     child.sendline("t")
+    return child
+
+
+def test_e2e_a_rule_kept_for_sed_does_not_let_sed_run_code(agent: Agent) -> None:
+    child = keep_a_rule(
+        agent, ["sed -n 1p notes.txt", "sed -n '1e touch PWNED' notes.txt"], "sed -n 1p notes.txt"
+    )
     child.expect(CHOICE)  # the next sed line is not the approved one: a person decides
     assert not (agent.workspace / "PWNED").exists()
     child.sendline("r")
@@ -202,19 +210,8 @@ def test_e2e_a_rule_kept_for_sed_does_not_let_sed_run_code(agent: Agent) -> None
 
 
 def test_e2e_git_status_rule_fits_the_bare_command_and_not_an_alias(agent: Agent) -> None:
-    scratch(agent.workspace)
-    agent.server.push(
-        tool_calls(("shell", {"command": "git status --short"})),
-        tool_calls(("shell", {"command": "git status"})),
-        tool_calls(("shell", {"command": "git -c 'alias.x=!touch PWNED' x"})),
-        text("Understood."),
-    )
-    child = agent.spawn("chat", "--sandbox", "off", "status")
-    child.expect(CHOICE)
-    child.sendline("A")
-    child.expect(re.escape('match = "git status*"'))
-    child.expect(r"\[t\]his thread.*\[b\]ack >")
-    child.sendline("t")
+    commands = ["git status --short", "git status", "git -c 'alias.x=!touch PWNED' x"]
+    child = keep_a_rule(agent, commands, "git status*")
     child.expect(re.escape('shell {"command": "git status"}'))
     child.expect(r"(On branch)|(\[a\]pprove)")
     assert child.match.group(1), "the bare `git status` fits the rule: it runs unasked"
