@@ -59,7 +59,8 @@ seccomp = _layer("seccomp")
 
 def bwrap_argv(plan: dict, argv: list[str]) -> list[str]:
     """``argv`` under bubblewrap: no capability (root's too), the whole file system
-    read-only, a private read-only /dev and /proc, PID and IPC namespaces, a session of its
+    read-only, a private read-only /dev and /proc, a private /tmp (what of the real one the
+    command needs bound back, as namespaces.py does), PID and IPC namespaces, a session of its
     own, the writable paths bound writable (the workspace's
     ``.git``, and the top-level entry leading to each protected path, bound read-only over
     it), the socket folders of tmux, screen and the session empty, no network unless
@@ -71,9 +72,14 @@ def bwrap_argv(plan: dict, argv: list[str]) -> list[str]:
     paths = list(plan["writable"])
     if plan["mode"] == "workspace-write":
         paths.append(plan["workspace"])
+    paths = [path for path in dict.fromkeys(paths) if os.path.exists(path)]
+    back = namespaces.private_tmp_binds(plan, paths)
+    if back is not None:
+        wrapped += ["--perms", "1777", "--tmpfs", namespaces.TMP]
+        for path in back:
+            wrapped += ["--ro-bind", path, path]
     for path in paths:
-        if os.path.exists(path):
-            wrapped += ["--bind", path, path]
+        wrapped += ["--bind", path, path]
     workspace = plan["workspace"]
     kept = [os.path.join(workspace, ".git")]
     for path in plan.get("protected", []):  # the entry leading to it: its parents stay put
@@ -85,7 +91,8 @@ def bwrap_argv(plan: dict, argv: list[str]) -> list[str]:
     uid = os.getuid()
     for folder in namespaces.SOCKET_FOLDERS:
         folder = folder.format(uid=uid)
-        if os.path.isdir(folder) and not os.path.islink(folder):
+        hidden = back is not None and namespaces._beneath(folder, namespaces.TMP)
+        if os.path.isdir(folder) and not os.path.islink(folder) and not hidden:
             wrapped += ["--tmpfs", folder, "--remount-ro", folder]
     if not plan["network"]:
         wrapped.append("--unshare-net")
@@ -104,7 +111,8 @@ def confine(
     if plan["mechanism"] == "landlock":
         view = namespaces.enter(plan) if plan.get("namespaces", True) else None
         bound = view is not None and view["git_bound"]
-        landlock.restrict(plan, private_dev=view is not None, git_bound=bound)
+        tmp = view is not None and view["private_tmp"]
+        landlock.restrict(plan, private_dev=view is not None, git_bound=bound, private_tmp=tmp)
         layers = ["namespaces"] if view else []
         layers.append(f"landlock {plan['abi']}")
     elif plan["mechanism"] == "bwrap":

@@ -86,11 +86,15 @@ def rights(version: int) -> tuple[int, int]:
     return handled, WRITE_FILE | (TRUNCATE if version >= 3 else 0)
 
 
-def grants(plan: dict, private_dev: bool = False, git_bound: bool = False) -> list[str]:
+def grants(
+    plan: dict, private_dev: bool = False, git_bound: bool = False, private_tmp: bool = False
+) -> list[str]:
     """The paths to grant writing on (folders: every right but making devices, beneath;
     files and devices: writing in place), read now, right before the command runs.
     ``private_dev``: /dev is the namespace's own (its pseudo-terminals are the command's);
-    ``git_bound``: the workspace's .git is a read-only mount, so Landlock need not keep it.
+    ``git_bound``: the workspace's .git is a read-only mount, so Landlock need not keep it;
+    ``private_tmp``: /tmp is the namespace's own tmpfs (what is bound back into it read-only
+    stays so).
     A folder that holds a kept path (.git, a protected path) is granted entry by entry,
     around it, and the folders on the way to it not at all: their entries can be neither
     made, removed nor renamed (so no folder holding a kept path can be moved away and
@@ -98,6 +102,8 @@ def grants(plan: dict, private_dev: bool = False, git_bound: bool = False) -> li
     folders = list(plan["writable"])
     if plan["mode"] == "workspace-write":
         folders.append(plan["workspace"])
+    if private_tmp:
+        folders.append("/tmp")
     kept = [p for p in plan.get("protected", []) if _beneath(p, plan["workspace"])]
     if plan["mode"] == "workspace-write" and plan["protect_git"] and not git_bound:
         kept.append(os.path.join(plan["workspace"], ".git"))
@@ -156,7 +162,9 @@ def _grant(ruleset: int, path: str, on_folders: int, on_files: int) -> None:
         os.close(fd)
 
 
-def restrict(plan: dict, private_dev: bool = False, git_bound: bool = False) -> None:
+def restrict(
+    plan: dict, private_dev: bool = False, git_bound: bool = False, private_tmp: bool = False
+) -> None:
     """Confine this process (and all it starts from now on) by ``plan``; OSError if not.
     The flags are grants()'s."""
     version = int(plan["abi"])
@@ -173,7 +181,7 @@ def restrict(plan: dict, private_dev: bool = False, git_bound: bool = False) -> 
         raise _fail("cannot create a ruleset")
     on_folders = handled & ~(MAKE_CHAR | MAKE_BLOCK | IOCTL_DEV)
     try:
-        for path in grants(plan, private_dev, git_bound):
+        for path in grants(plan, private_dev, git_bound, private_tmp):
             ioctl = handled & IOCTL_DEV if path == "/dev/pts" else 0
             _grant(ruleset, path, on_folders | ioctl, on_files)
         for path in reads:

@@ -13,8 +13,13 @@ network is off: only a loopback interface), then:
 - the workspace's ``.git`` and protected paths are bound read-only inside it, so the
   workspace's top level is writable while ``.git`` is not (a mount point can be neither
   removed nor renamed: EBUSY);
-- ``/tmp`` is read-only like the rest: the command writes in its private temp folder
-  (``TMPDIR``); programs, scripts and virtual environments kept in /tmp stay there to run;
+- ``/tmp`` is a new, empty tmpfs of the command's own: what it writes there is gone when it
+  ends, and it sees none of the files, folders or sockets others keep in /tmp (an ssh
+  agent's, a display's). What it needs of the real /tmp is bound back into it: the writable
+  set writable, and read-only the plan's ``readable`` paths (the workspace, the agent's own
+  Python, the folders on PATH, an MCP server's program), so programs and virtual
+  environments kept in /tmp still run. Where /tmp itself is writable (a workspace at /tmp,
+  or above it) it stays as it is;
 - ``/dev`` is a new read-only tmpfs holding only null, zero, full, random, urandom and tty
   (the command has no controlling terminal, so tty opens only one it makes itself), its own
   devpts and shm: the person's terminal is not there, and no device can be made;
@@ -49,6 +54,7 @@ DEV_LINKS = {
     "stderr": "/proc/self/fd/2",
 }
 SOCKET_FOLDERS = ("/run/user/{uid}", "/run/screen", "/tmp/tmux-{uid}", "/tmp/.X11-unix")
+TMP = "/tmp"
 # what unshare answers where user namespaces are off, limited or unknown: not an error
 REFUSED = {errno.EPERM, errno.EACCES, errno.EINVAL, errno.ENOSPC, errno.EUSERS, errno.ENOSYS}
 SIOCSIFFLAGS, IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x8914, 0x1, 0x8, 0x40
@@ -128,6 +134,51 @@ def _is_link(fd: int) -> bool:
     return stat.S_ISLNK(os.fstat(fd).st_mode)
 
 
+def _mount_point(path: str, fd: int) -> None:
+    """Make ``path`` (and the folders on the way) in the private /tmp, a folder or an empty
+    file as what ``fd`` is, unless it is there already (inside a path bound back before it)."""
+    import stat
+
+    if os.path.lexists(path):
+        return
+    os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.mkdir(path, 0o755)
+    else:
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+
+
+def _bind_read_only(fd: int, path: str, mounts: list[tuple[str, list[str]]]) -> None:
+    """Bind what ``fd`` is at ``path`` read-only, with every mount beneath it."""
+    _bind(fd, path)
+    for point, options in mounts:
+        if _beneath(point, path):
+            _read_only(point, options)
+    if not any(point == path for point, _ in mounts):
+        _read_only(path, _options_at(path, mounts))
+
+
+def private_tmp_binds(plan: dict, writable: list[str]) -> list[str] | None:
+    """The paths in /tmp to bind back read-only if /tmp is to be private, else None (/tmp
+    is a link or missing, or it is itself writable: the workspace is /tmp or above it)."""
+    if not plan.get("private_tmp", True) or os.path.islink(TMP) or not os.path.isdir(TMP):
+        return None
+    if any(_beneath(TMP, path) for path in writable):
+        return None
+    readable = [*plan.get("readable", []), plan["workspace"]]
+    return sorted(
+        {
+            path
+            for path in readable
+            if _beneath(path, TMP)
+            and path != TMP
+            and os.path.exists(path)
+            and not any(_beneath(path, w) for w in writable)
+        },
+        key=len,
+    )
+
+
 def _map_ids(uid: int, gid: int) -> None:
     """Map this process's ids to themselves (a non-dumpable process cannot write its own
     maps: it is made dumpable for as long as that takes)."""
@@ -188,13 +239,14 @@ def _kept(plan: dict) -> tuple[list[str], bool]:
 def enter(plan: dict) -> dict | None:
     """Set up the command's view (see the module's docstring); None when the kernel refuses
     a user namespace. Returns {"git_bound": whether .git and the protected paths are all
-    read-only mounts}."""
+    read-only mounts, "private_tmp": whether /tmp is the command's own}."""
     uid, gid = os.getuid(), os.getgid()
     writable = list(plan["writable"])
     if plan["mode"] == "workspace-write":
         writable.append(plan["workspace"])
     writable = [p for p in dict.fromkeys(writable) if os.path.exists(p)]
     kept, git_bound = _kept(plan)
+    back = private_tmp_binds(plan, writable)
     flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC
     flags |= 0 if plan["network"] else CLONE_NEWNET
     if _libc.unshare(flags) != 0:
@@ -207,7 +259,7 @@ def enter(plan: dict) -> dict | None:
     mounts = _mounts()
     fds: dict[str, int] = {}
     try:  # opened in this namespace (a bind's source must be), before anything is covered
-        for path in writable:
+        for path in [*writable, *(back or [])]:
             fds[path] = os.open(path, os.O_PATH | os.O_CLOEXEC)
         for path in kept:  # the entry itself: a link put there since is refused
             fds[path] = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -220,7 +272,15 @@ def enter(plan: dict) -> dict | None:
                     f"/dev/{name}", os.O_PATH | os.O_CLOEXEC
                 )
         covered = ["/dev", *writable]
+        if back is not None:
+            covered.append(TMP)
+            _mount("tmpfs", TMP, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+            for path in back:
+                _mount_point(path, fds[path])
+                _bind_read_only(fds[path], path, mounts)
         for path in writable:
+            if back is not None and _beneath(path, TMP):
+                _mount_point(path, fds[path])
             _bind(fds[path], path)
         for point, options in mounts:
             if not any(_beneath(point, c) for c in covered):
@@ -248,4 +308,4 @@ def enter(plan: dict) -> dict | None:
     finally:
         for fd in fds.values():
             os.close(fd)
-    return {"git_bound": git_bound}
+    return {"git_bound": git_bound, "private_tmp": back is not None}

@@ -8,7 +8,9 @@ else none, and then a confined command does not start (``SandboxUnavailable``, o
 saying how to proceed). Nothing ever runs unconfined because confining it failed.
 
 Confined commands get a private temp folder (``TMPDIR``), made once per process (0700)
-and removed at exit.
+and removed at exit. Where the mechanism makes /tmp private (namespaces, bubblewrap), the
+plan's ``readable`` names what of the real /tmp the command must still see: the agent's own
+Python, the folders on PATH, and what the caller adds (an MCP server's program and files).
 
 For tests only: ``AGENTCLI_TEST_SANDBOX_MISSING`` (a comma-separated list of "landlock",
 "bwrap", "userns") makes this process behave as if the mechanisms it names were missing, to check
@@ -23,6 +25,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -88,6 +91,21 @@ def private_temp() -> str:
     return _temp[0]
 
 
+def _in_tmp(reach: Iterable[str]) -> list[str]:
+    """What in /tmp a confined command must still see when /tmp is made private for it: the
+    agent's own Python, every folder on PATH (a virtual environment whole), and ``reach``.
+    None of it comes from the model: the person's environment and configuration."""
+    import sys
+
+    found = [sys.prefix, sys.exec_prefix, os.path.dirname(sys.executable), *reach]
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if os.path.isabs(entry):
+            venv = os.path.dirname(entry.rstrip("/"))
+            found += [entry, venv] if os.path.isfile(f"{venv}/pyvenv.cfg") else [entry]
+    real = {os.path.realpath(path) for path in found if path}
+    return sorted(p for p in real if p.startswith("/tmp/") and os.path.exists(p))
+
+
 def _in_git(workspace: Path) -> bool:
     """Whether the workspace is a git repository's, or inside one (a `.git` there or above)."""
     return any(os.path.lexists(folder / ".git") for folder in (workspace, *workspace.parents))
@@ -107,9 +125,10 @@ class Sandbox:
     def confines(self) -> bool:
         return self.mode != "off"
 
-    def plan(self, workspace: Path | str) -> dict[str, Any] | None:
+    def plan(self, workspace: Path | str, reach: Iterable[str] = ()) -> dict[str, Any] | None:
         """What confine.py applies (JSON), None when the mode is off; SandboxUnavailable
-        when nothing here can confine."""
+        when nothing here can confine. ``reach``: files the command is started with, kept
+        visible under a private /tmp."""
         if not self.confines:
             return None
         kind, abi, bwrap = _chosen(self.network)
@@ -132,6 +151,7 @@ class Sandbox:
             "writable": [private_temp(), *(extra if self.mode == "workspace-write" else [])],
             "network": self.network,
             "namespaces": "userns" not in _missing(),
+            "readable": _in_tmp(reach),
         }
 
     def probe(self, workspace: Path | str) -> list[str]:
@@ -175,7 +195,8 @@ class Sandbox:
     def launcher(self, workspace: Path | str, command: str, args: list[str]) -> list[str]:
         """The command line that starts ``command args`` confined (an MCP stdio server):
         confine.py applies the plan, then execs it. SandboxUnavailable as plan()."""
-        plan = self.plan(workspace)
+        program = shutil.which(command) or command
+        plan = self.plan(workspace, reach=[program, *args])
         if plan is None:
             return [command, *args]
         import json

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import stat
 import sys
 import tempfile
@@ -24,7 +25,7 @@ import pytest
 from agentcli_tools.sandbox import mechanism
 
 from tests.e2e.conftest import Agent
-from tests.e2e.test_sandbox import git_workspace, run_shell
+from tests.e2e.test_sandbox import configure, git_workspace, run_shell
 from tests.helpers.scripted_server import text
 
 pytestmark = pytest.mark.skipif(not mechanism()[0], reason="neither Landlock nor bubblewrap")
@@ -369,3 +370,59 @@ def test_no_key_of_the_users_keyring_can_be_read(agent: Agent) -> None:
         assert secret.decode() not in "".join(got), got
     finally:
         libc.syscall(250, 3, serial)  # KEYCTL_REVOKE
+
+
+@pytest.fixture
+def in_tmp() -> Iterator[tuple[Path, Path]]:
+    """Two folders in the real /tmp: one holding what others keep there (a file, a folder
+    with an agent's socket, as ssh-agent makes one), one a program's folder for PATH."""
+    folder = Path(tempfile.mkdtemp(prefix="agentcli-test-", dir="/tmp"))
+    (folder / "secret.txt").write_text("someone else's\n")
+    (folder / "ssh-agent").mkdir(mode=0o700)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(folder / "ssh-agent" / "agent.1"))
+    server.listen()
+    programs = Path(tempfile.mkdtemp(prefix="agentcli-test-bin-", dir="/tmp"))
+    (programs / "hello-from-tmp").write_text("#!/bin/sh\necho hello\n")
+    (programs / "hello-from-tmp").chmod(0o755)
+    yield folder, programs
+    server.close()
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(programs, ignore_errors=True)
+
+
+@pytest.mark.parametrize("missing", [MECHANISMS[0], MECHANISMS[2]])
+def test_tmp_is_the_commands_own(agent: Agent, in_tmp: tuple[Path, Path], missing: str) -> None:
+    """/tmp is private: nothing others keep there is visible (files, sockets, with the network
+    on too), what a command writes there never reaches it, and programs on PATH kept in /tmp
+    still run."""
+    use(agent, missing)
+    configure(agent, "[sandbox]\nnetwork = true\n")
+    in_tmp, programs = in_tmp
+    agent.env["PATH"] = f"{programs}:{agent.env['PATH']}"
+    sock = in_tmp / "ssh-agent" / "agent.1"
+    hidden = [
+        f"cat {in_tmp / 'secret.txt'}",
+        f"ls {in_tmp}",
+        f"ls /tmp | grep -x {in_tmp.name}",
+        f"{PY} -c \"import socket; socket.socket(socket.AF_UNIX).connect('{sock}')\"",
+        f"find /tmp -name {in_tmp.name} | grep .",
+        f"echo x > {in_tmp / 'planted'}",
+    ]
+    works = [
+        "echo mine > /tmp/written && cat /tmp/written",
+        "mkdir -p /tmp/a/b && touch /tmp/a/b/c && ls /tmp/a/b",
+        "hello-from-tmp",
+        f"{PY} -c 'print(1)'",
+    ]
+    got = run_shell(agent, *hidden, *works)
+    through = [
+        c for c, r in zip(hidden, got[: len(hidden)], strict=True) if r[:11] == "exit code 0"
+    ]
+    assert through == [], through
+    assert [r.split("\n")[0] for r in got[len(hidden) :]] == ["exit code 0"] * len(works), got
+    assert got[len(hidden)].endswith("mine\n") and got[len(hidden) + 2].endswith("hello\n")
+    assert not Path("/tmp/written").exists() and not (in_tmp / "planted").exists()
+    assert not Path("/tmp/a/b/c").exists()
+    unconfined = run_shell(agent, *hidden, flags=("--sandbox", "off"))
+    assert all(r.startswith("exit code 0") for r in unconfined), unconfined  # the proof
