@@ -84,11 +84,31 @@ _temp: list[str] = []
 
 
 def private_temp() -> str:
-    """This process's temp folder for confined commands (0700), removed at exit."""
+    """This process's temp folder for confined commands (0700), removed at exit; those of
+    this user's processes that ended without removing theirs (killed) go first."""
     if not _temp:
-        _temp.append(tempfile.mkdtemp(prefix="agentcli-tmp-"))
+        _sweep_temp()
+        _temp.append(tempfile.mkdtemp(prefix=f"agentcli-tmp-{os.getpid()}-"))
         atexit.register(shutil.rmtree, _temp[0], ignore_errors=True)
     return _temp[0]
+
+
+def _sweep_temp() -> None:
+    """Remove the temp folders of this user's agentcli processes that are gone (the pid in
+    the name no longer runs): folders, never links, owned by this user."""
+    folder = tempfile.gettempdir()
+    for entry in os.scandir(folder):
+        found = re.fullmatch(r"agentcli-tmp-(\d+)-\w+", entry.name)
+        if not found or not entry.is_dir(follow_symlinks=False):
+            continue
+        if entry.stat(follow_symlinks=False).st_uid != os.getuid():
+            continue
+        try:
+            os.kill(int(found[1]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except (PermissionError, OverflowError):
+            continue
 
 
 def _in_tmp(reach: Iterable[str]) -> list[str]:

@@ -42,3 +42,36 @@ def test_the_note_comes_only_for_a_confined_failure_that_reads_as_a_refusal(tmp_
     assert denied(None, 1, "Permission denied") is None
     assert denied(plan, 2, "error: no such file") is None
     assert denied({**plan, "network": True}, 1, "Connection refused") is None
+
+
+def test_the_temp_folders_of_killed_processes_are_swept(monkeypatch, tmp_path) -> None:
+    """A process killed before its exit handler leaves its temp folder: the next one
+    removes it, and never a running process's, a link, or another name."""
+    import os
+    import subprocess
+    import sys
+
+    from agentcli_tools import sandbox
+
+    monkeypatch.setattr(sandbox.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(sandbox, "_temp", [])
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    gone = tmp_path / f"agentcli-tmp-{dead}-abc"
+    (gone / "sub").mkdir(parents=True)
+    live = tmp_path / f"agentcli-tmp-{os.getppid()}-abc"
+    live.mkdir()
+    other = tmp_path / "agentcli-tmp-old"
+    other.mkdir()
+    target = tmp_path / "target"
+    target.mkdir()
+    link = tmp_path / f"agentcli-tmp-{dead}-link"
+    link.symlink_to(target)
+    made = sandbox.private_temp()
+    assert made.startswith(str(tmp_path / f"agentcli-tmp-{os.getpid()}-"))
+    assert not gone.exists()
+    assert live.exists() and other.exists() and link.is_symlink() and target.exists()
