@@ -7,12 +7,14 @@ number ("12.3", "2.9 ms", or "min / median / max"); `EXACT` cells are checked to
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 
 import pytest
 
 from tests.helpers import ROOT
+from tests.helpers.installed import missing
 
 LLM = ROOT / "bench" / ".cache" / "llm-venv" / "bin" / "llm"  # bench/run.py's own llm, if any
 
@@ -143,6 +145,8 @@ def test_the_benchmark_runs_quickly_and_prints_its_table(script: str) -> None:
     assert done.returncode == 0, done.stderr
     table = rows(done.stdout)
     expected = list(ROWS[script])
+    if script == "sandbox.py" and shutil.which("bwrap") is None:
+        missing("bubblewrap", "the sandbox benchmark's fallback row")
     if script == "run.py":
         if LLM.exists():
             expected.append("`llm -m scripted hi`")

@@ -18,6 +18,7 @@ from agentcli_tools.sandbox import mechanism
 
 from tests.e2e.conftest import Agent
 from tests.helpers import MCP_SERVER
+from tests.helpers.installed import program
 from tests.helpers.scripted_server import text, tool_calls
 from tests.helpers.terminal import doctor_line, leave
 
@@ -171,8 +172,8 @@ def test_without_landlock_or_bubblewrap_a_confined_command_is_refused(agent: Age
     assert got[0] == "exit code 0\nran\n"
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 def test_without_landlock_bubblewrap_confines(agent: Agent, outside: Path) -> None:
+    program("bwrap", "bubblewrap")
     agent.env["AGENTCLI_TEST_SANDBOX_MISSING"] = "landlock"
     git_workspace(agent)
     outside = outside / "outside.txt"
@@ -349,8 +350,8 @@ def test_read_only_stays_read_only_and_says_writable_is_ignored(
 def test_doctor_names_the_layers_a_confined_command_really_gets(
     agent: Agent, missing: str, layers: str
 ) -> None:
-    if missing == "landlock" and shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed")
+    if missing == "landlock":
+        program("bwrap", "bubblewrap")
     if mechanism()[0] != "landlock" and missing != "landlock":
         pytest.skip("no Landlock here")
     agent.env["AGENTCLI_TEST_SANDBOX_MISSING"] = missing

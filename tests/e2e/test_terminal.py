@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 
 import pexpect
-import pytest
 
 from tests.e2e.conftest import AGENTCLI, Agent
+from tests.helpers.installed import program
 from tests.helpers.scripted_server import text, tool_calls
 from tests.helpers.terminal import PROMPT, leave
 
@@ -106,8 +105,8 @@ def test_plain_text_when_piped(agent: Agent) -> None:
     assert result.stdout.strip() == "# Title\n\n**bold** and `code`"
 
 
-@pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is installed by .ci/run")
 def test_review_and_answer_render_in_80_columns(agent: Agent) -> None:
+    program("tmux")
     long_command = (
         "find . -name '*.py' -newer setup.cfg -exec grep -l 'TODO' {} + | sort | head -n 20"
     )

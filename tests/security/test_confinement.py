@@ -26,6 +26,7 @@ from agentcli_tools.sandbox import mechanism
 
 from tests.e2e.conftest import Agent
 from tests.e2e.test_sandbox import configure, git_workspace, run_shell
+from tests.helpers.installed import program
 from tests.helpers.scripted_server import text
 
 pytestmark = pytest.mark.skipif(not mechanism()[0], reason="neither Landlock nor bubblewrap")
@@ -174,8 +175,8 @@ MECHANISMS = [
 
 
 def use(agent: Agent, missing: str) -> None:
-    if missing == "landlock" and shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed")
+    if missing == "landlock":
+        program("bwrap", "bubblewrap")
     if missing != "landlock" and mechanism()[0] != "landlock":
         pytest.skip("no Landlock here")
     agent.env["AGENTCLI_TEST_SANDBOX_MISSING"] = missing

@@ -25,6 +25,7 @@ from agentcli_tools.sandbox import mechanism
 
 from tests.e2e.conftest import Agent
 from tests.helpers import MCP_SERVER
+from tests.helpers.installed import program
 from tests.helpers.scripted_server import text, tool_calls
 from tests.helpers.terminal import CHOICE, leave
 
@@ -104,8 +105,8 @@ MECHANISMS = [
 def test_an_approved_command_cannot_reach_the_chats_terminal(
     agent: Agent, tmux_pane: str | None, missing: str
 ) -> None:
-    if missing == "landlock" and shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed")
+    if missing == "landlock":
+        program("bwrap", "bubblewrap")
     if missing != "landlock" and mechanism()[0] != "landlock":
         pytest.skip("no Landlock here")
     agent.env["AGENTCLI_TEST_SANDBOX_MISSING"] = missing
