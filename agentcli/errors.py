@@ -7,7 +7,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """The contract's exit codes (README, "Scripts")."""
+    """The contract's exit codes (docs/usage.md, "Scripts")."""
 
     OK = 0
     ERROR = 1  # a runtime error: model, API, tools, a limit

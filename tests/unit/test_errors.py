@@ -1,5 +1,5 @@
 """errors.exit_code_for: each error class agentcli raises ends the command with its exit code
-(README, "Exit codes"), mapped in one place."""
+(docs/usage.md, "Exit codes"; tests/unit/test_docs.py checks the list), mapped in one place."""
 
 from __future__ import annotations
 
