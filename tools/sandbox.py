@@ -113,11 +113,13 @@ def _sweep_temp() -> None:
 
 def _in_tmp(reach: Iterable[str]) -> list[str]:
     """What in /tmp a confined command must still see when /tmp is made private for it: the
-    agent's own Python, every folder on PATH (a virtual environment whole), and ``reach``.
+    agent's own Python, the home folder, every folder on PATH (a virtual environment whole),
+    and ``reach``.
     None of it comes from the model: the person's environment and configuration."""
     import sys
 
-    found = [sys.prefix, sys.exec_prefix, os.path.dirname(sys.executable), *reach]
+    home = os.path.expanduser("~")
+    found = [sys.prefix, sys.exec_prefix, os.path.dirname(sys.executable), home, *reach]
     for entry in os.environ.get("PATH", "").split(os.pathsep):
         if os.path.isabs(entry):
             venv = os.path.dirname(entry.rstrip("/"))
