@@ -134,7 +134,14 @@ def normalised(row: list[str]) -> str:
     return " | ".join(row)
 
 
-@pytest.mark.parametrize("script", sorted(ROWS))
+# the scripts whose --quick run still takes many agentcli starts run with -m slow (.ci/slow)
+HEAVY = {"render.py", "bigoutput.py", "context.py", "run.py", "startup.py"}
+
+
+@pytest.mark.parametrize(
+    "script",
+    [pytest.param(s, marks=pytest.mark.slow) if s in HEAVY else s for s in sorted(ROWS)],
+)
 def test_the_benchmark_runs_quickly_and_prints_its_table(script: str) -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / script), "--quick"],

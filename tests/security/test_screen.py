@@ -231,7 +231,9 @@ def test_no_raw_control_reaches_the_terminal(agent: Agent, payload: str) -> None
 LONE = "half \ud800 a surrogate"
 
 
-@pytest.mark.parametrize("fmt", ["json", "jsonl", "text"])
+@pytest.mark.parametrize(
+    "fmt", ["json", *(pytest.param(f, marks=pytest.mark.slow) for f in ("jsonl", "text"))]
+)
 def test_a_lone_surrogate_never_breaks_output(agent: Agent, fmt: str) -> None:
     agent.server.push(text(LONE))  # sent as the JSON escape "\ud800" in the stream
     result = agent.run("run", "-o", fmt, "hi")

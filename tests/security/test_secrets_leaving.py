@@ -121,12 +121,28 @@ def _run_each(agent: Agent, payload: str) -> tuple[str, bytes]:
     return got, left.encode() + _data_bytes(agent)
 
 
-@pytest.mark.parametrize("payload", PAYLOADS)
-def test_no_encoded_copy_of_a_secret_leaves(agent: Agent, payload: str) -> None:
+def test_no_encoded_copy_of_a_secret_leaves(agent: Agent) -> None:
+    """Every payload, as the calls of one turn (two runs: an agentcli start costs more
+    than a payload), each result checked on its own and all that left checked whole."""
     _prepare(agent)
-    got, left = _run_each(agent, payload)
-    assert exposed(left, VALUES) == []
-    assert got.count("[redacted ") >= len(FILES), got  # each was there, and replaced
+    half = (len(PAYLOADS) + 1) // 2
+    for batch in (PAYLOADS[:half], PAYLOADS[half:]):
+        since = len(agent.server.requests)
+        calls = [("shell", {"command": EACH.format(payload)}) for payload in batch]
+        agent.server.push(tool_calls(*calls), text("done"))
+        result = agent.run("run", "go", "-y", "-o", "jsonl")
+        assert result.returncode == 0, result.stderr
+        assert len(agent.server.requests) == since + 2
+        messages = agent.server.requests[-1]["messages"]
+        results = [m["content"] for m in messages if m["role"] == "tool"][-len(batch) :]
+        assert len(results) == len(batch)
+        for payload, got in zip(batch, results, strict=True):
+            assert "exit code 0" in got, (payload, got)
+            assert exposed(got.encode(), VALUES) == [], payload
+            assert got.count("[redacted ") >= len(FILES), (payload, got)  # each was replaced
+        requests = json.dumps(agent.server.requests[since:], ensure_ascii=False)
+        left = (requests + result.stdout + result.stderr).encode() + _data_bytes(agent)
+        assert exposed(left, VALUES) == []
 
 
 @pytest.mark.parametrize("payload", list(NOT_PROMISED))
