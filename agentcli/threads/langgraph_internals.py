@@ -1,8 +1,8 @@
 """Every use of LangGraph's internals, in one place. An upgrade of langgraph,
-langgraph-checkpoint, its savers or langgraph-runtime-inmem may move any of them: the
-requirements cap those at the minor version tested (pyproject.toml), and
-tests/unit/threads/test_langgraph_upgrade.py checks each by name ("langgraph internal X
-moved"); tests/unit/test_langgraph_boundary.py keeps every other module off them.
+langgraph-checkpoint, its savers or langgraph-runtime-inmem may move any of them: they are
+capped at the minor version tested (pyproject.toml), and tests/unit/threads/
+test_langgraph_upgrade.py checks each by name ("langgraph internal X moved") and keeps
+every other module off them.
 
 Recall. Each run starts by loading its thread: LangGraph rebuilds `messages` and `audit`
 (DeltaChannels, agent/state.py) from their last full copy and every write since, a walk of up
@@ -19,14 +19,10 @@ model_copy; LangGraph sets the id of a message without one, so those are not kep
 dicts and checkpoints are decoded every time. It hooks into JsonPlusSerializer's msgpack
 extension hook (`_unpack_ext_hook`, and the `_DeltaSnapshot` of a full copy).
 
-checkpoint_serializer: the savers' serializer, CachingSerializer with what it writes compressed
-(threads/compression.py), through LangGraph's EncryptedSerializer: compiling a graph derives
-a stricter msgpack allowlist for the serializer inside that one, and for no other wrapper.
-
-rewrite_writes: a saver's put_writes wrapped. `task_path` is a parameter by name: LangGraph
-reads put_writes' signature, and without it stores no task path, which orders parallel tasks'
-writes by id on reload instead of by task.
-
+checkpoint_serializer: CachingSerializer, what it writes compressed (threads/compression.py),
+through LangGraph's EncryptedSerializer: the one wrapper compiling a graph derives a strict
+msgpack allowlist through. rewrite_writes: put_writes wrapped; LangGraph reads its signature
+and passes `task_path` (which orders parallel tasks' writes on reload) only if it is named.
 FORK_CHAIN_SQL, fork_tables: the savers' own tables, whose rows a fork copies
 (threads/thread_fork.py): LangGraph's savers have no copy_thread.
 
