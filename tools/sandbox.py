@@ -33,7 +33,6 @@ from typing import Any
 
 from .landlock import abi as landlock_abi
 
-MODES = ("read-only", "workspace-write", "off")
 DEFAULT_MODE = "workspace-write"
 MISSING_VARIABLE = "AGENTCLI_TEST_SANDBOX_MISSING"
 CONFINE_SCRIPT = str(Path(__file__).with_name("confine.py"))

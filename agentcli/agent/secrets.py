@@ -65,13 +65,12 @@ def redact_saved_errors(saver: Any, redactor: Redactor) -> None:
     """Make ``saver`` store a failed task's error (LangGraph keeps it with the checkpoint:
     a model error quoting the key, say) as its redacted text. The saver is the store's,
     shared by sessions of one process: it is wrapped once and uses the latest redactor."""
-    from agentcli.threads.langgraph_internals import ERROR_CHANNEL  # loaded with the saver
+    from agentcli.threads.langgraph_internals import ERROR_CHANNEL, rewrite_writes
 
     saver._agentcli_redactor = redactor
     if getattr(saver, "_agentcli_redacts", False):
         return
     saver._agentcli_redacts = True
-    put_writes, aput_writes = saver.put_writes, saver.aput_writes
 
     def clean(writes: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
         redact = saver._agentcli_redactor
@@ -80,19 +79,7 @@ def redact_saved_errors(saver: Any, redactor: Redactor) -> None:
             for channel, value in writes
         ]
 
-    # `task_path` by name: LangGraph reads the signature, and without it stores no task path,
-    # which orders parallel tasks' writes by id on reload instead of by task
-    def put(
-        config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
-    ) -> Any:
-        return put_writes(config, clean(writes), task_id, task_path)
-
-    async def aput(
-        config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
-    ) -> Any:
-        return await aput_writes(config, clean(writes), task_id, task_path)
-
-    saver.put_writes, saver.aput_writes = put, aput
+    rewrite_writes(saver, clean)  # loaded with the saver
 
 
 def hide_environment() -> None:

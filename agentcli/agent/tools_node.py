@@ -38,11 +38,11 @@ from agentcli.agent.turn_order import LATER, turn_of
 from agentcli.agent.undo_snapshots import snapshotted
 from agentcli.decisions import PLAN_RERUN_DECISIONS, RERUN_DECISIONS
 from agentcli.threads.call_journal import RunProcess
+from agentcli.threads.langgraph_internals import resuming as resumes
 from agentcli.threads.langgraph_internals import (
-    CONFIG_KEY_RESUMING,
-    CONFIG_KEY_RUNTIME,
     saved_results,
     step_checkpoint,
+    with_runtime,
 )
 
 
@@ -63,7 +63,7 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         plan = task.get("plan")  # a plan's task (sealed too): plan/plan_task.py runs it
         after = task.get("after") or []  # the calls of its turn it runs after (sealed too)
         task = {k: v for k, v in task.items() if k not in ("approval", "sandbox", "plan", "after")}
-        resuming = bool(config["configurable"].get(CONFIG_KEY_RESUMING))
+        resuming = resumes(config)
         if plan is None:  # after the calls before it in its turn (turn_order.py)
             cancel = getattr(runtime.context, "cancel", None)
             saved = partial(saved_results, config) if resuming else None
@@ -166,8 +166,7 @@ def _with_context(
     if not changes:
         return config
     context = replace(runtime.context, **changes)
-    configurable = {**config["configurable"], CONFIG_KEY_RUNTIME: runtime.override(context=context)}
-    return {**config, "configurable": configurable}
+    return with_runtime(config, runtime.override(context=context))
 
 
 def _note(result: Any, problem: str) -> None:

@@ -135,7 +135,7 @@ STRING_LISTS = {
     "tools.env_passthrough",
     "sandbox.writable",
 }
-SANDBOX_MODES = ("read-only", "workspace-write", "off")  # tools.sandbox.MODES
+SANDBOX_MODES = ("read-only", "workspace-write", "off")  # the modes tools/sandbox.py knows
 # String keys with a fixed set of values.
 CHOICES = {
     "model.tool_calls": ("native", "text", "auto"),

@@ -31,11 +31,6 @@ def simple_commands(line: str) -> list[str] | None:
     return None if simple is None else [" ".join(shlex.quote(w) for w in c) for c in simple]
 
 
-def allows(line: str, pattern: str) -> bool:
-    parts = simple_commands(line)
-    return bool(parts) and all(fnmatch.fnmatchcase(part, pattern) for part in parts or [])
-
-
 def finds(line: str, pattern: str) -> Match:
     """Does some command anywhere in the line match a deny or ask pattern?"""
     result: Match = "no"

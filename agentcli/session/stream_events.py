@@ -33,6 +33,7 @@ from agentcli.events import (
     add_usage_value,
 )
 from agentcli.policy.approval_policy import Policy
+from agentcli.threads.langgraph_internals import INTERRUPT
 from agentcli.threads.stopped_answer import was_stopped
 
 TITLE_CHARS = 60
@@ -94,7 +95,7 @@ class Translator:
                 yield compacted(chunk["compacted"])
             return
         for node, update in chunk.items():
-            if node == "__interrupt__":
+            if node == INTERRUPT:
                 self._interrupts.extend(update)
                 continue
             yield from _plan_results(update)

@@ -13,7 +13,6 @@ from agentcli.snapshots.git_own_paths import nested_repository, writes_into_git
 
 FILE_TOOLS = ("write_file", "edit_file")
 SHELL = "shell"
-BUILT_IN = READ_ONLY_TOOLS | {*FILE_TOOLS, SHELL}
 NAMED = 3  # files named per kind in the note, then "..."
 _TOKENS = re.compile(r"[^\s;|&<>()'\"`=]+")  # what may be a path in a command line
 MAX_TOKENS = 200

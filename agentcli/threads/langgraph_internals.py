@@ -1,34 +1,43 @@
-"""Every use of LangGraph internals, in one place: a checkpointer that remembers what its last
-run streamed, checkpoint decoding that remembers the messages it decoded, `langgraph dev`'s
-state written out on demand, and the private names agentcli reads from LangGraph.
+"""Every use of LangGraph's internals, in one place. An upgrade of langgraph,
+langgraph-checkpoint, its savers or langgraph-runtime-inmem may move any of them: they are
+capped at the minor version tested (pyproject.toml), and tests/unit/threads/
+test_langgraph_upgrade.py checks each by name ("langgraph internal X moved") and keeps
+every other module off them.
 
 Recall. Each run starts by loading its thread: LangGraph rebuilds `messages` and `audit`
 (DeltaChannels, agent/state.py) from their last full copy and every write since, a walk of up
-to state.SNAPSHOT_EVERY updates that grows with the thread. The run before streamed those very
-values with the id of its last checkpoint (the "checkpoints" stream mode); `remember` keeps
-them, and the walk for that checkpoint is answered with them. A checkpoint never changes once
-saved, so what is kept for its id stays true whoever writes after it; any other checkpoint is
-walked as before.
+to state.SNAPSHOT_EVERY updates that grows with the thread (the savers'
+`get_delta_channel_history`, beta in 1.2). The run before streamed those very values with the
+id of its last checkpoint (the "checkpoints" stream mode); `remember` keeps them, and the walk
+for that checkpoint is answered with them. A checkpoint never changes once saved, so what is
+kept for its id stays true whoever writes after it; any other checkpoint is walked as before.
 
 CachingSerializer. Each turn of a long chat made the same pydantic messages from the same bytes
 again; here a message is decoded once, then found by its bytes. Only messages are shared:
 LangGraph and LangChain treat them as immutable (reducers replace one by id, agentcli uses
 model_copy; LangGraph sets the id of a message without one, so those are not kept). Lists,
 dicts and checkpoints are decoded every time. It hooks into JsonPlusSerializer's msgpack
-extension hook: tests/unit/threads/test_langgraph_internals.py fails if a LangGraph upgrade
-bypasses it.
+extension hook (`_unpack_ext_hook`, and the `_DeltaSnapshot` of a full copy).
+
+checkpoint_serializer: CachingSerializer, what it writes compressed (threads/compression.py),
+through LangGraph's EncryptedSerializer: the one wrapper compiling a graph derives a strict
+msgpack allowlist through. rewrite_writes: put_writes wrapped; LangGraph reads its signature
+and passes `task_path` (which orders parallel tasks' writes on reload) only if it is named.
+FORK_CHAIN_SQL, fork_tables: the savers' own tables, whose rows a fork copies
+(threads/thread_fork.py): LangGraph's savers have no copy_thread.
 
 persist_dev_state. The in-memory runtime of `langgraph dev` keeps threads, runs and
 checkpoints in memory and writes them to its .langgraph_api folder every 10 s; the server's
 call journal (server/call_journal.py) has it write them out before a tool call starts.
 
-CONFIG_KEY_RUNTIME: where a running node finds its Runtime (agent/tools_node.py).
-CONFIG_KEY_RESUMING: set for the first step of a run that resumes a thread (the tasks a crash
-or an interrupt left are run again then): a plan's task waits for no other then.
-step_checkpoint: the checkpoint a running task's step started from (undo's records).
-saved_results: the tool calls whose results a running step has saved (agent/turn_order.py).
-messages_delta_reducer: add_messages for a DeltaChannel (agent/state.py).
-ERROR_CHANNEL: where LangGraph saves a failed task's exception (agent/secrets.py).
+The private names: `resuming` (the first step of a run that resumes a thread: the tasks a
+crash or an interrupt left are run again then; a plan's task waits for no other then),
+`with_runtime` (where a running node finds its Runtime, agent/tools_node.py),
+`step_checkpoint` (the checkpoint a running task's step started from: undo's records),
+`saved_results` (the tool calls whose results a running step has saved, agent/turn_order.py),
+`messages_delta_reducer` (add_messages for a DeltaChannel, agent/state.py), ERROR_CHANNEL
+(where LangGraph saves a failed task's exception, agent/secrets.py), INTERRUPT (the key of
+interrupts in an "updates" stream part, session/stream_events.py).
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ from typing import Any
 
 import ormsgpack
 from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_MAP,
     CONFIG_KEY_CHECKPOINTER,
@@ -49,25 +59,36 @@ from langgraph._internal._constants import (
     CONFIG_KEY_RUNTIME,
     ERROR,
 )
+from langgraph._internal._constants import INTERRUPT as _INTERRUPT
+from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import EXT_DELTA_SNAPSHOT, JsonPlusSerializer
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.graph.message import _messages_delta_reducer
 
+from agentcli.threads.compression import Zlib
+
 __all__ = [
-    "CONFIG_KEY_RESUMING",
-    "CONFIG_KEY_RUNTIME",
     "ERROR_CHANNEL",
+    "FORK_CHAIN_SQL",
+    "INTERRUPT",
     "CachingSerializer",
     "Recall",
+    "checkpoint_serializer",
+    "fork_tables",
     "messages_delta_reducer",
     "persist_dev_state",
+    "resuming",
+    "rewrite_writes",
     "saved_results",
     "step_checkpoint",
+    "with_runtime",
 ]
 
 # as add_messages, for a DeltaChannel: a message with a known id replaces it (beta in 1.2)
 messages_delta_reducer = _messages_delta_reducer
 ERROR_CHANNEL = ERROR  # the channel of a failed task's exception, saved with the checkpoint
+INTERRUPT = _INTERRUPT  # an "updates" stream part's key for the interrupts of the step
+Writes = Sequence[tuple[str, Any]]
 
 
 class Recall:
@@ -94,6 +115,17 @@ class Recall:
         return super().get_delta_channel_history(  # type: ignore[misc]
             config=config, channels=channels
         )
+
+
+def resuming(config: Mapping[str, Any]) -> bool:
+    """Whether the running task's step is the first of a run that resumes its thread."""
+    return bool(config.get("configurable", {}).get(CONFIG_KEY_RESUMING))
+
+
+def with_runtime(config: RunnableConfig, runtime: Any) -> RunnableConfig:
+    """`config` whose nodes and tools find `runtime` as theirs."""
+    configurable = {**config.get("configurable", {}), CONFIG_KEY_RUNTIME: runtime}
+    return {**config, "configurable": configurable}
 
 
 def step_checkpoint(config: Mapping[str, Any]) -> str | None:
@@ -130,6 +162,57 @@ def _key(config: Mapping[str, Any]) -> tuple[str, str, str] | None:
     if not checkpoint_id:
         return None
     return (str(conf.get("thread_id")), str(conf.get("checkpoint_ns", "")), str(checkpoint_id))
+
+
+def rewrite_writes(saver: Any, rewrite: Callable[[Writes], list[tuple[str, Any]]]) -> None:
+    """Make `saver` store each task's writes as `rewrite` returns them."""
+    put_writes, aput_writes = saver.put_writes, saver.aput_writes
+
+    def put(config: Any, writes: Writes, task_id: str, task_path: str = "") -> Any:
+        return put_writes(config, rewrite(writes), task_id, task_path)
+
+    async def aput(config: Any, writes: Writes, task_id: str, task_path: str = "") -> Any:
+        return await aput_writes(config, rewrite(writes), task_id, task_path)
+
+    saver.put_writes, saver.aput_writes = put, aput
+
+
+# A fork's chain: the fork point and its ancestors, by parent links (not by id order), into
+# agentcli_chain; then each table's rows of the thread that a fork up to that point keeps
+FORK_CHAIN_SQL = (
+    "WITH RECURSIVE chain(id) AS (SELECT CAST(? AS TEXT) UNION SELECT c.parent_checkpoint_id"
+    " FROM checkpoints c JOIN chain ON c.checkpoint_id = chain.id"
+    " WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND c.parent_checkpoint_id"
+    " IS NOT NULL) INSERT INTO agentcli_chain SELECT id FROM chain"
+)
+_IN_CHAIN = " AND checkpoint_id IN (SELECT id FROM agentcli_chain)"
+# PostgresSaver keeps channel values apart, keyed by channel and version: those the chain's
+# checkpoints point at
+_BLOBS_OF_CHAIN = (
+    " AND (checkpoint_ns, channel, version) IN (SELECT c.checkpoint_ns, v.key, v.value"
+    " FROM checkpoints c, jsonb_each_text(c.checkpoint -> 'channel_versions') v"
+    " WHERE c.thread_id = checkpoint_blobs.thread_id"
+    " AND c.checkpoint_id IN (SELECT id FROM agentcli_chain))"
+)
+_TABLES = {
+    "sqlite": {"checkpoints": _IN_CHAIN, "writes": _IN_CHAIN},
+    "postgres": {
+        "checkpoints": _IN_CHAIN,
+        "checkpoint_writes": _IN_CHAIN,
+        "checkpoint_blobs": _BLOBS_OF_CHAIN,
+    },
+}
+
+
+def fork_tables(saver: str) -> dict[str, str]:
+    """The tables of a saver ("sqlite", "postgres") and, for each, the condition (after
+    "WHERE thread_id = ?") of the rows a fork up to the chain in agentcli_chain keeps."""
+    return _TABLES[saver]
+
+
+def checkpoint_serializer() -> EncryptedSerializer:
+    """What the savers store values with: messages decoded once, everything compressed."""
+    return EncryptedSerializer(Zlib(), CachingSerializer())
 
 
 MAX_BYTES = 64 * 1024 * 1024  # of encoded messages; decoded, they take a few times that

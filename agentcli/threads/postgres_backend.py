@@ -20,7 +20,6 @@ from psycopg.rows import dict_row
 
 from agentcli.errors import AgentcliError, ConfigError
 from agentcli.threads.database_url import mask_url
-from agentcli.threads.schema import IN_CHAIN
 from agentcli.threads.store import Store
 
 if TYPE_CHECKING:
@@ -34,13 +33,6 @@ LOCKS = 0x61676E74  # "agnt": the advisory-lock key space (classid) of thread lo
 MIGRATING = LOCKS + 1  # held while one process sets up or migrates the tables
 CONNECT_TIMEOUT_S = 10
 MIGRATION_WAIT_S = 120
-# the blobs a fork needs: the channel versions its chain of checkpoints points at
-BLOBS_OF_CHAIN = (
-    " AND (checkpoint_ns, channel, version) IN (SELECT c.checkpoint_ns, v.key, v.value"
-    " FROM checkpoints c, jsonb_each_text(c.checkpoint -> 'channel_versions') v"
-    " WHERE c.thread_id = checkpoint_blobs.thread_id"
-    " AND c.checkpoint_id IN (SELECT id FROM agentcli_chain))"
-)
 
 
 class PostgresStore(Store):
@@ -54,11 +46,7 @@ class PostgresStore(Store):
         ),
     ]
     MIGRATIONS_LOCK: ClassVar[str] = "LOCK TABLE agentcli_migrations IN EXCLUSIVE MODE"
-    CHECKPOINT_TABLES: ClassVar[dict[str, str]] = {
-        "checkpoints": IN_CHAIN,
-        "checkpoint_writes": IN_CHAIN,
-        "checkpoint_blobs": BLOBS_OF_CHAIN,  # keyed by channel and version, not checkpoint
-    }
+    SAVER: ClassVar[str] = "postgres"
     ERRORS = (psycopg.Error,)
 
     def __init__(self, url: str) -> None:
@@ -131,13 +119,13 @@ class PostgresStore(Store):
     def _new_saver(self) -> PostgresSaver:
         from langgraph.checkpoint.postgres import PostgresSaver
 
-        from agentcli.threads.langgraph_internals import CachingSerializer, Recall
+        from agentcli.threads.langgraph_internals import Recall, checkpoint_serializer
 
         class Saver(Recall, PostgresSaver):
             pass
 
         self._saver_conn = self._connect(prepare_threshold=0, row_factory=dict_row)
-        saver = Saver(self._saver_conn, serde=CachingSerializer())
+        saver = Saver(self._saver_conn, serde=checkpoint_serializer())
         with self._migrating():
             saver.setup()
         return saver

@@ -71,15 +71,6 @@ MIGRATIONS: list[tuple[str, str]] = [
     ),
 ]
 
-# a fork's chain: the fork point and its ancestors, by parent links (not by id order)
-CHAIN_SQL = (
-    "WITH RECURSIVE chain(id) AS (SELECT CAST(? AS TEXT) UNION SELECT c.parent_checkpoint_id"
-    " FROM checkpoints c JOIN chain ON c.checkpoint_id = chain.id"
-    " WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND c.parent_checkpoint_id"
-    " IS NOT NULL) INSERT INTO agentcli_chain SELECT id FROM chain"
-)
-IN_CHAIN = " AND checkpoint_id IN (SELECT id FROM agentcli_chain)"
-
 
 def escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentcli.errors import AgentcliError, UsageError
-from agentcli.threads.schema import IN_CHAIN
 from agentcli.threads.store import Store
 from agentcli.threads.thread_rows import now
 
@@ -36,7 +35,7 @@ class SqliteStore(Store):
             );""",
         ),
     ]
-    CHECKPOINT_TABLES: ClassVar[dict[str, str]] = {"checkpoints": IN_CHAIN, "writes": IN_CHAIN}
+    SAVER: ClassVar[str] = "sqlite"
     ERRORS = (sqlite3.Error,)
 
     def __init__(self, path: Path) -> None:
@@ -83,13 +82,13 @@ class SqliteStore(Store):
     def _new_saver(self) -> SqliteSaver:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        from agentcli.threads.langgraph_internals import CachingSerializer, Recall
+        from agentcli.threads.langgraph_internals import Recall, checkpoint_serializer
 
         class Saver(Recall, SqliteSaver):
             pass
 
         self._saver_conn = _connect(self.path)
-        saver = Saver(self._saver_conn, serde=CachingSerializer())
+        saver = Saver(self._saver_conn, serde=checkpoint_serializer())
         saver.setup()
         return saver
 

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentcli.threads.schema import CHAIN_SQL
 from agentcli.threads.thread_rows import ThreadRow, ThreadStatus
 
 if TYPE_CHECKING:
@@ -18,8 +17,7 @@ if TYPE_CHECKING:
 class ThreadCopies:
     """The part of a Store that forks a thread; the Store and its backend supply the rest."""
 
-    # LangGraph's tables: which rows of each a fork copies (after "WHERE thread_id = ?")
-    CHECKPOINT_TABLES: ClassVar[dict[str, str]] = {}
+    SAVER: ClassVar[str] = ""  # whose tables a fork copies rows of: "sqlite", "postgres"
 
     @abstractmethod
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
@@ -46,17 +44,19 @@ class ThreadCopies:
 
         Every ancestor checkpoint and its writes are copied, so channels that are rebuilt
         from history (DeltaChannel) rebuild the same. LangGraph's savers have no
-        copy_thread, so this copies rows of their tables (CHECKPOINT_TABLES).
+        copy_thread, so this copies rows of their tables (langgraph_internals.fork_tables).
         """
-        self.saver  # noqa: B018 - its tables exist from here on
+        self.saver  # noqa: B018 - its tables exist from here on, LangGraph loaded
+        from agentcli.threads.langgraph_internals import FORK_CHAIN_SQL, fork_tables
+
         with self._transaction():
             if upto is not None:
                 self._execute(
                     "CREATE TEMP TABLE IF NOT EXISTS agentcli_chain (id TEXT PRIMARY KEY)"
                 )
                 self._execute("DELETE FROM agentcli_chain")
-                self._execute(CHAIN_SQL, (upto, source.thread_id))
-            for table, rows in self.CHECKPOINT_TABLES.items():
+                self._execute(FORK_CHAIN_SQL, (upto, source.thread_id))
+            for table, rows in fork_tables(self.SAVER).items():
                 rest = ", ".join(f'"{c}"' for c in self._columns(table) if c != "thread_id")
                 self._execute(
                     f"INSERT INTO {table} (thread_id, {rest}) SELECT CAST(? AS TEXT), {rest}"

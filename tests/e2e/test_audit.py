@@ -8,6 +8,7 @@ import sqlite3
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+from agentcli.threads.langgraph_internals import checkpoint_serializer
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
 
@@ -39,7 +40,7 @@ def two_threads(agent: Agent) -> tuple[str, str]:
 
 def audit_writes(db: str) -> list[tuple[int, list]]:
     """(rowid, records) of each write to the `audit` channel in the checkpoint database."""
-    serde = JsonPlusSerializer()
+    serde = checkpoint_serializer()  # as agentcli stores them: compressed
     with sqlite3.connect(db) as conn:
         rows = conn.execute(
             "SELECT rowid, type, value FROM writes WHERE channel = 'audit' ORDER BY rowid"

@@ -15,6 +15,7 @@ import pexpect
 
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import hang, text, tool_calls
+from tests.helpers.stored import plain
 from tests.helpers.terminal import CHOICE
 
 WAIT_FOR_GO = "for i in $(seq 300); do [ -f go ] && break; sleep 0.1; done"
@@ -99,12 +100,9 @@ def test_killed_between_the_tools_of_one_turn(agent: Agent) -> None:
 
     def fast_result_saved() -> bool:  # a write with call_1's result alone (not the AI turn's)
         with sqlite3.connect(agent.db) as conn:
-            found = conn.execute(
-                "SELECT count(*) FROM writes WHERE channel = 'messages' AND"
-                " instr(value, CAST('call_1' AS BLOB)) > 0 AND"
-                " instr(value, CAST('call_2' AS BLOB)) = 0"
-            ).fetchone()[0]
-        return bool(found)
+            rows = conn.execute("SELECT type, value FROM writes WHERE channel = 'messages'")
+            values = [plain(kind, value) for kind, value in rows.fetchall()]
+        return any(b"call_1" in value and b"call_2" not in value for value in values)
 
     kill_when(child, lambda: (ws / "slow.log").exists() and fast_result_saved())
     thread = only_thread(agent)["thread_id"]

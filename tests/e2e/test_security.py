@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import error, text, tool_calls
+from tests.helpers.stored import data_bytes
 
 KEY = "sk-test-DO-NOT-STORE-0123456789abcdef"
 
@@ -36,6 +37,7 @@ def test_the_api_key_never_reaches_disk_exports_or_errors(agent: Agent) -> None:
     assert any(p.name == "threads.db" for p in files)
     for path in files:
         assert KEY.encode() not in path.read_bytes(), path
+    assert KEY.encode() not in data_bytes(data)  # its stored values, decompressed
     assert stat.S_IMODE(data.stat().st_mode) == 0o700
     assert stat.S_IMODE((data / "threads.db").stat().st_mode) == 0o600
 

@@ -24,6 +24,7 @@ from tests.e2e.conftest import Agent
 from tests.helpers import ENV_MCP_SERVER
 from tests.helpers.leaks import shown_in_chunks
 from tests.helpers.scripted_server import error, text, tool_calls
+from tests.helpers.stored import data_bytes
 
 KEY = "sk-test-Zq8vW3kP1xN7mR4tY6uB9cE2"
 SECRETS = {
@@ -61,7 +62,7 @@ def _data_bytes(agent: Agent) -> bytes:
     """Every file agentcli keeps: the data folder (the database, its WAL) and the config
     folder (the person's ~/.bashrc, which holds the key, is elsewhere in the home)."""
     folders = [Path(agent.env["XDG_DATA_HOME"]), Path(agent.env["XDG_CONFIG_HOME"])]
-    return b"".join(p.read_bytes() for f in folders for p in f.rglob("*") if p.is_file())
+    return data_bytes(*folders)  # the database's values decompressed too
 
 
 def _leaks(blob: bytes | str, values: list[str]) -> list[str]:

@@ -24,6 +24,7 @@ import pytest
 from tests.e2e.conftest import Agent
 from tests.helpers.leaks import exposed
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.stored import data_bytes
 
 KEY = "sk-test-Zq8vW3kP1xN7mR4tY6uB9cE2"
 SECRETS = {  # name in agentcli's environment: value (also in ~/.secrets/<file>)
@@ -105,7 +106,7 @@ def _prepare(agent: Agent) -> None:
 
 def _data_bytes(agent: Agent) -> bytes:
     folders = [Path(agent.env["XDG_DATA_HOME"]), Path(agent.env["XDG_CONFIG_HOME"])]
-    return b"".join(p.read_bytes() for f in folders for p in f.rglob("*") if p.is_file())
+    return data_bytes(*folders)  # the database's values decompressed too
 
 
 def _run_each(agent: Agent, payload: str) -> tuple[str, bytes]:

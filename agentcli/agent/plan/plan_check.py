@@ -48,14 +48,6 @@ class Plan:
         """The tasks as the model numbered them: the order a person reads them in."""
         return sorted(self.tasks, key=lambda task: task.id)
 
-    def dependents(self, task_ids: set[int]) -> set[int]:
-        """Every task that needs one of `task_ids`, directly or through others."""
-        found: set[int] = set()
-        for task in self.tasks:  # in order: a dependent comes after what it needs
-            if set(task.deps) & (task_ids | found):
-                found.add(task.id)
-        return found
-
 
 def read_plan(args: Any, by_name: Mapping[str, BaseTool]) -> Plan | str:
     """The plan in a `plan` call's arguments, or what is wrong with it."""

@@ -29,8 +29,6 @@ from langchain_core.messages.tool import InvalidToolCall, ToolCall
 
 from agentcli.agent.text_calls.formats import bare, chatglm, marked
 
-MODES = ("native", "text", "auto")
-
 
 @dataclass
 class Recovered:

@@ -57,10 +57,6 @@ class Analysis:
     simple: tuple[tuple[str, ...], ...] | None
     reason: str = ""  # why `simple` is None
 
-    @property
-    def fully_known(self) -> bool:
-        return all(c.known for c in self.commands)
-
 
 def _quote(word: str) -> str:
     import shlex

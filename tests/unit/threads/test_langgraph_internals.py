@@ -174,5 +174,5 @@ def test_a_stricter_copy_does_not_share_the_cache() -> None:
 
 def test_the_checkpointer_decodes_through_it(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "threads.db")
-    assert isinstance(store.saver.serde, CachingSerializer)
+    assert isinstance(store.saver.serde.serde, CachingSerializer)  # inside the compression
     store.close()

@@ -90,6 +90,27 @@ def test_a_thread_reloads_exactly_and_resumes_from_a_fresh_store(
     ]
 
 
+GOAL_MB, GOAL_TURNS = 5.0, 300  # issue 26: a 300-turn thread of bench/storage.py's workload
+
+
+def test_a_300_turn_thread_fits_in_5_mb_scaled_to_75_turns() -> None:
+    # bench/storage.py's workload (tool turns, 1.5 KB answers) at a quarter of the turns,
+    # with a full copy every quarter as many updates: the same number of copies, each a
+    # quarter the size, so every part of the file scales by a quarter
+    turns, every = GOAL_TURNS // 4, 250 // 4
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "storage.py"), "--sizes", str(turns)]
+        + ["--repeat", "1", "--snapshot-every", str(every), "--schemas", f"every={every}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    row = [line.split() for line in done.stdout.splitlines() if f"every={every}" in line]
+    assert len(row) == 1 and row[0][0] == str(turns), done.stdout
+    assert float(row[0][2]) <= GOAL_MB * turns / GOAL_TURNS, done.stdout
+
+
 def test_the_storage_benchmark_runs() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "storage.py"), "--quick"],
