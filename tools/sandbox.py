@@ -217,7 +217,8 @@ class Sandbox:
         """The command line that starts ``command args`` confined (an MCP stdio server):
         confine.py applies the plan, then execs it. SandboxUnavailable as plan()."""
         program = shutil.which(command) or command
-        plan = self.plan(workspace, reach=[program, *args])
+        files = [os.path.dirname(os.path.abspath(a)) for a in args if os.path.isfile(a)]
+        plan = self.plan(workspace, reach=[program, *args, *files])  # a script's modules too
         if plan is None:
             return [command, *args]
         import json

@@ -112,8 +112,9 @@ def test_an_approved_command_cannot_reach_the_chats_terminal(
     agent.env["AGENTCLI_TEST_SANDBOX_MISSING"] = missing
     payloads = agent.workspace / "payloads.json"
     payloads.write_text(json.dumps(PAYLOADS))
+    shutil.copy(REACH, agent.workspace / "reach.py")  # the workspace's: /tmp is private
     agent.server.push(
-        tool_calls(("shell", {"command": f"{sys.executable} {REACH} payloads.json"})),
+        tool_calls(("shell", {"command": f"{sys.executable} reach.py payloads.json"})),
         tool_calls(("shell", {"command": "echo the next call"})),
         text("done"),
     )
