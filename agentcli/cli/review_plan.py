@@ -7,6 +7,7 @@ otherwise. Nothing is sent until every name is found."""
 from __future__ import annotations
 
 import json
+from copy import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,18 @@ class Asked:
     @property
     def anything(self) -> bool:
         return bool(self.named or self.everything)
+
+    def pinned(self, waiting: list[Seen]) -> Asked:
+        """What this asks with 'all' made the calls waiting now, each named by its digest
+        (so that 'all' still means them once they are decided); itself without 'all'."""
+        if not self.everything:
+            return self
+        pinned = copy(self)
+        named = [
+            (Ref(call.call_id, call.digest), kind) for call in waiting for kind in self.everything
+        ]
+        pinned.named, pinned.everything = [*self.named, *named], []
+        return pinned
 
 
 @dataclass

@@ -81,7 +81,7 @@ def inbox(
     denied) are appended to `expired` instead; `read` gets each listed thread's calls."""
     calls: list[WaitingCall] = []
     for row in session.store.recent(status=ThreadStatus.AWAITING_APPROVAL):
-        review, snapshot, busy = _read(session, row)
+        review, snapshot, busy = read_thread(session, row)
         if review is None:
             continue
         seconds = waited(parked_since(snapshot))
@@ -130,7 +130,7 @@ def decided_calls(session: Session, read: dict[str, ThreadCalls]) -> Iterator[Th
         yield known
 
 
-def _read(session: Session, row: ThreadRow) -> tuple[ReviewRequest | None, Any, bool]:
+def read_thread(session: Session, row: ThreadRow) -> tuple[ReviewRequest | None, Any, bool]:
     """The thread's review, its snapshot, and whether another process holds it."""
     store = session.store
     config = {"configurable": {"thread_id": row.thread_id}}

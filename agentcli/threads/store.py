@@ -13,12 +13,13 @@ migrations (schema.py).
 
 from __future__ import annotations
 
+import secrets
 from abc import abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentcli.errors import AgentcliError
+from agentcli.errors import AgentcliError, ConfigError
 from agentcli.threads.audit_anchors import AuditAnchors
 from agentcli.threads.call_journal import JournalTables
 from agentcli.threads.locks import ThreadLocks
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 
 OWN_TABLES = ("agentcli_text", "agentcli_calls", "agentcli_audit_anchor")  # by thread_id
+SECRET_BYTES = 32
 
 
 class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies):
@@ -148,6 +150,40 @@ class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies
             with self._transaction():
                 for table in (*OWN_TABLES, "agentcli_threads"):
                     self._execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+
+    def secret(self, name: str) -> bytes:
+        """The store's own secret `name` (migration 008), made by the first process that asks.
+
+        The key that seals approvals and the audit chain belongs to the database the threads
+        live in, not to the installation that opened it: every process that can write the
+        threads, on any machine, seals and checks with the same key. A process that finds
+        none inserts 32 random bytes of its own and reads back what is there; the name is
+        the primary key, so of processes making it at once exactly one insert lands and all
+        of them read the same secret.
+        """
+        found = self._read_secret(name)
+        if found is None:
+            self._execute(
+                "INSERT INTO agentcli_secrets (name, secret, at) VALUES (?, ?, ?)"
+                " ON CONFLICT (name) DO NOTHING",
+                (name, secrets.token_hex(SECRET_BYTES), now()),
+            )
+            found = self._read_secret(name)
+        try:
+            secret = bytes.fromhex(found or "")
+        except ValueError:
+            secret = b""
+        if len(secret) < SECRET_BYTES:
+            raise ConfigError(
+                f"the {name} in {self.location} (table agentcli_secrets) is damaged: delete its"
+                " row to make a new one (what the old one sealed will no longer verify)"
+            )
+        return secret
+
+    def _read_secret(self, name: str) -> str | None:
+        row = self._execute("SELECT secret FROM agentcli_secrets WHERE name = ?", (name,))
+        found = row.fetchone()
+        return None if found is None else str(found[0])
 
     def check(self) -> int:
         """Write a row and roll it back; the number of threads (for `doctor`)."""
