@@ -6,6 +6,7 @@ however it ends."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -20,6 +21,7 @@ from psycopg.rows import dict_row
 
 from agentcli.errors import AgentcliError, ConfigError
 from agentcli.threads.database_url import mask_url
+from agentcli.threads.locks import Holder
 from agentcli.threads.schema import IN_CHAIN
 from agentcli.threads.store import Store
 
@@ -161,6 +163,16 @@ class PostgresStore(Store):
         ).fetchone()
         name = holder[0] if holder else ""
         return name.removeprefix("agentcli ") if name.startswith("agentcli pid") else "elsewhere"
+
+    def _holder(self, thread_id: str) -> Holder | None:
+        """From the holder's connection's name (`agentcli pid N on HOST`): a claim only,
+        which locks.py checks against the process before it signals anything."""
+        holder = self._try_lock(thread_id)
+        if holder is None:
+            self._unlock(thread_id)  # taken just now: it was free
+            return None
+        found = re.fullmatch(r"pid (\d+) on (.+)", holder)
+        return Holder(int(found[1]), found[2]) if found else None
 
     def _unlock(self, thread_id: str) -> None:
         self._execute(f"SELECT pg_advisory_unlock({LOCKS}, hashtext(?))", (thread_id,))

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 OWN_TABLES = ("agentcli_text", "agentcli_calls", "agentcli_audit_anchor")  # by thread_id
 SECRET_BYTES = 32
+STARTING = "(starting)"  # a claimed thread's title until its first message is stored
 
 
 class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies):
@@ -99,15 +100,40 @@ class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies
                 self._execute("INSERT INTO agentcli_migrations VALUES (?, ?)", (name, now()))
 
     def create(self, thread_id: str, title: str, workspace: str, model: str) -> ThreadRow:
+        """The thread's index row; a row `claim` made for it (no message yet) is taken over."""
         title, workspace = storable(title), storable(workspace)
         stamp = now()
         row = ThreadRow(thread_id, title, ThreadStatus.IDLE, stamp, stamp, workspace, model)
         self._execute(
             "INSERT INTO agentcli_threads (thread_id, title, status, created_at, updated_at,"
-            " workspace, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            " workspace, model) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id) DO UPDATE"
+            " SET title = excluded.title, workspace = excluded.workspace, model ="
+            " excluded.model, updated_at = excluded.updated_at WHERE agentcli_threads.turns = 0",
             (thread_id, title, row.status, stamp, stamp, workspace, model),
         )
         return row
+
+    def claim(self, thread_id: str, workspace: str, model: str) -> None:
+        """Index a new thread as running and hold it, before its run has even loaded: a
+        run is listed the moment it starts, and no other process can take its thread. Its
+        first message makes it a thread (`create` takes the row over); a run that ends
+        before that removes it (`unclaim`), and one that dies is cleared by the next
+        `threads list` (session/stale_threads.py)."""
+        self.hold(thread_id)
+        stamp = now()
+        self._execute(
+            "INSERT INTO agentcli_threads (thread_id, title, status, created_at, updated_at,"
+            " workspace, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (thread_id, STARTING, ThreadStatus.RUNNING, stamp, stamp, storable(workspace), model),
+        )
+
+    def unclaim(self, thread_id: str) -> None:
+        """Remove a claimed thread that never got its first message (its claimer holds it,
+        or has died: the caller holds it)."""
+        self._execute(
+            "DELETE FROM agentcli_threads WHERE thread_id = ? AND turns = 0 AND title = ?",
+            (thread_id, STARTING),
+        )
 
     def update(self, thread_id: str, **fields: Any) -> None:
         fields = {k: storable(v) if isinstance(v, str) else v for k, v in fields.items()}
