@@ -36,6 +36,9 @@ LOCKS = 0x61676E74  # "agnt": the advisory-lock key space (classid) of thread lo
 MIGRATING = LOCKS + 1  # held while one process sets up or migrates the tables
 CONNECT_TIMEOUT_S = 10
 MIGRATION_WAIT_S = 120
+KEEPALIVES = (  # the server's probes of a silent connection: dead after 30 + 3 x 10 s
+    "SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10; SET tcp_keepalives_count = 3"
+)
 # the blobs a fork needs: the channel versions its chain of checkpoints points at
 BLOBS_OF_CHAIN = (
     " AND (checkpoint_ns, channel, version) IN (SELECT c.checkpoint_ns, v.key, v.value"
@@ -82,6 +85,9 @@ class PostgresStore(Store):
         self._conninfo = make_conninfo("", **params)
         self._saver_conn: psycopg.Connection[Any] | None = None
         self.conn: psycopg.Connection[Any] = self._connect()
+        # the thread locks live on this connection: if this host vanishes (power loss), the
+        # server finds the connection dead within about a minute and drops them
+        self.conn.execute(KEEPALIVES)
         with self._migrating():
             self._migrate()
 
