@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 IdsOpt = list[str] | None
 CALL = "CALL_ID[@DIGEST]"
-BUSY_WAIT_S = 30.0  # how long a decision waits for a thread another process is deciding
+BUSY_WAIT_S = 60.0  # how long a decision waits for a thread another process is deciding
+BUSY_GRACE_S = 10.0  # ... or for one held by a process not deciding it (yet)
 BUSY_POLL_S = 0.1
 
 
@@ -160,16 +161,18 @@ def _while_decided_elsewhere(session: Session, named: str, asked: Asked) -> Plan
     calls asked of it no longer wait: then they are looked up as decided ones are (the
     same decision: said, exit 0; another: exit 2), and nothing is sent twice. 'all' means
     the calls waiting when first read. If the holder lets go with the calls still
-    waiting (a chat that quit), the Asked to decide them with; ThreadBusy after BUSY_WAIT_S.
+    waiting (a chat that quit), the Asked to decide them with. ThreadBusy after BUSY_WAIT_S
+    while the holder runs the thread, after BUSY_GRACE_S while it is not (yet) deciding.
     """
     import time
 
     from agentcli.session.call_digests import ThreadCalls
     from agentcli.session.call_lookup import Lookup
     from agentcli.session.inbox import read_thread
+    from agentcli.threads.thread_rows import ThreadStatus
 
     row = session.store.resolve(named)
-    deadline = time.monotonic() + BUSY_WAIT_S
+    grace, deadline = time.monotonic() + BUSY_GRACE_S, time.monotonic() + BUSY_WAIT_S
     while True:
         review, snapshot, busy = read_thread(session, row)
         requests = review.action_requests if review else []
@@ -184,7 +187,10 @@ def _while_decided_elsewhere(session: Session, named: str, asked: Asked) -> Plan
         plan = Plan.of(asked, lookup, row.thread_id)
         if not plan.threads:  # decided by the holder: each said (or refused) by Plan.of
             return plan
-        if time.monotonic() > deadline:
+        # a holder that is not deciding (a chat sitting at its review) has the thread indexed
+        # as awaiting approval: refused after a moment, as the thread stays busy
+        deciding = session.store.resolve(row.thread_id).status == ThreadStatus.RUNNING
+        if time.monotonic() > (deadline if deciding else grace):
             session.open(named)  # ThreadBusy, naming the holder, if it still holds it
             return asked
         time.sleep(BUSY_POLL_S)
