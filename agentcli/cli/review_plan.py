@@ -76,6 +76,18 @@ class ThreadAsk:
     pins: dict[str, str] = field(default_factory=dict)  # call id: digest when looked up
     everything: list[str] = field(default_factory=list)
 
+    def asked(self) -> Asked:
+        """The same ask, each call named by the digest it was looked up with."""
+        texts: dict[str, list[str]] = {k: [] for k in ("approve", "reject", "done", "unconfined")}
+        texts["edit"] = []
+        for call_id, kinds in self.kinds.items():
+            for kind in kinds:
+                texts[kind].append(f"{call_id}@{self.pins[call_id]}")
+        for kind in self.everything:
+            texts[kind].append(ALL)
+        edit = texts["edit"][0] if texts["edit"] else None
+        return Asked(texts["approve"], texts["reject"], texts["done"], texts["unconfined"], edit)
+
     def check(self, waiting: list[Seen]) -> None:
         """Refuse, changing nothing, if a call named no longer waits as it was found."""
         now = {call.call_id: call.digest for call in waiting}

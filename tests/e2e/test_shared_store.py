@@ -66,10 +66,18 @@ def agent_command() -> str:
 
 def park(agent: Agent, command: str) -> str:
     """A shell call parked for review from the first data folder: its thread id."""
+    return parked(agent, command)[0]
+
+
+def parked(agent: Agent, command: str) -> tuple[str, str]:
+    """A shell call parked for review from the first data folder: its thread id, and the
+    call as review names it (CALL_ID@DIGEST)."""
     agent.server.push(tool_calls(("shell", {"command": command})), text("made it"))
-    parked = agent.run("run", "make a marker", "-o", "json")
-    assert parked.returncode == 3, parked.stderr
-    return str(json.loads(parked.stdout)["thread_id"])
+    result = agent.run("run", "make a marker", "-o", "json")
+    assert result.returncode == 3, result.stderr
+    report = json.loads(result.stdout)
+    [call] = report["pending"]
+    return str(report["thread_id"]), f"{call['call_id']}@{call['digest']}"
 
 
 def test_a_call_parked_from_one_data_folder_is_approved_from_another(
@@ -103,18 +111,18 @@ def test_a_refused_decision_never_exits_0(agent: Agent, tmp_path: Path) -> None:
     assert json.loads(decided.stdout)["status"] == "error"
 
 
+@pytest.mark.parametrize("named", ["all of the thread", "the call, in the inbox"])
 def test_the_same_decision_sent_twice_at_once_runs_the_call_once(
-    agent: Agent, tmp_path: Path
+    agent: Agent, tmp_path: Path, named: str
 ) -> None:
     other = on_one_store(agent, tmp_path)
     go = agent.workspace / "go"
     # the call holds its thread until the test lets it go: whichever decision comes
     # second finds the thread taken, its call decided already
-    thread = park(agent, "while [ ! -e go ]; do sleep 0.05; done; echo ran >> marker")
+    thread, call = parked(agent, "while [ ! -e go ]; do sleep 0.05; done; echo ran >> marker")
     agent.server.push(text("made it"))  # each decision's run may ask the model once
-    reviews = [
-        start_as(agent, env, "review", thread, "--approve", "all") for env in (agent.env, other)
-    ]
+    decision = [thread, "--approve", "all"] if named.startswith("all") else ["--approve", call]
+    reviews = [start_as(agent, env, "review", *decision) for env in (agent.env, other)]
     try:
         deadline = time.monotonic() + WAIT_S
         while all(review.poll() is None for review in reviews):
