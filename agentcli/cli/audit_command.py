@@ -93,12 +93,11 @@ def verify(thread: ThreadOpt = None, *, common: Common) -> None:
     """Recompute every thread's audit chain: exit 1 with each changed, inserted or deleted
     record, else 0 with a one-line summary. Records older than the chain are not faults."""
     from agentcli.agent.review.approval_seals import ApprovalKey
-    from agentcli.config.settings import data_dir
     from agentcli.session.audit_verify import verify as verify_chains
 
     settings = common.settings()
     store = common.store(settings)
-    verdict = verify_chains(store, ApprovalKey.load(data_dir()), _threads(store, thread))
+    verdict = verify_chains(store, ApprovalKey.of_store(store), _threads(store, thread))
     for where, note in verdict.notes:
         print(line(f"thread {where}: {note}"))
     for where, fault in verdict.faults:

@@ -15,7 +15,7 @@ from agentcli.cli.common_options import Common, OutputFormat, ThreadOpt, common_
 from agentcli.cli.review_plan import Asked, Plan
 from agentcli.cli.run import OutputOpt
 from agentcli.cli.session_opening import open_session, warn_expired
-from agentcli.errors import UsageError
+from agentcli.errors import ThreadBusy, UsageError
 
 if TYPE_CHECKING:
     from agentcli.session.local import Session
@@ -129,7 +129,19 @@ def _from_thread(session: ThreadSession, named: str, asked: Asked, as_json: bool
     from agentcli.session.call_digests import ThreadCalls
     from agentcli.session.call_lookup import Lookup
 
-    session.open(named)
+    try:
+        session.open(named)
+    except ThreadBusy:
+        if not asked.anything:
+            raise
+        from agentcli.cli.review_wait import while_decided_elsewhere
+
+        local: Session = session.local("deciding a thread another process holds")
+        waited = while_decided_elsewhere(local, named, asked)
+        if isinstance(waited, Plan):
+            return waited
+        asked = waited  # the thread was let go undecided: decide what was asked of it
+        session.open(named)
     warn_expired(session.thread_id, session.expired, session.settings.expire_after)
     pending = session.pending()
     requests = pending.action_requests if pending else []

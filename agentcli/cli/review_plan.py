@@ -7,6 +7,7 @@ otherwise. Nothing is sent until every name is found."""
 from __future__ import annotations
 
 import json
+from copy import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +53,18 @@ class Asked:
     def anything(self) -> bool:
         return bool(self.named or self.everything)
 
+    def pinned(self, waiting: list[Seen]) -> Asked:
+        """What this asks with 'all' made the calls waiting now, each named by its digest
+        (so that 'all' still means them once they are decided); itself without 'all'."""
+        if not self.everything:
+            return self
+        pinned = copy(self)
+        named = [
+            (Ref(call.call_id, call.digest), kind) for call in waiting for kind in self.everything
+        ]
+        pinned.named, pinned.everything = [*self.named, *named], []
+        return pinned
+
 
 @dataclass
 class ThreadAsk:
@@ -62,6 +75,18 @@ class ThreadAsk:
     kinds: dict[str, set[str]] = field(default_factory=dict)
     pins: dict[str, str] = field(default_factory=dict)  # call id: digest when looked up
     everything: list[str] = field(default_factory=list)
+
+    def asked(self) -> Asked:
+        """The same ask, each call named by the digest it was looked up with."""
+        texts: dict[str, list[str]] = {k: [] for k in ("approve", "reject", "done", "unconfined")}
+        texts["edit"] = []
+        for call_id, kinds in self.kinds.items():
+            for kind in kinds:
+                texts[kind].append(f"{call_id}@{self.pins[call_id]}")
+        for kind in self.everything:
+            texts[kind].append(ALL)
+        edit = texts["edit"][0] if texts["edit"] else None
+        return Asked(texts["approve"], texts["reject"], texts["done"], texts["unconfined"], edit)
 
     def check(self, waiting: list[Seen]) -> None:
         """Refuse, changing nothing, if a call named no longer waits as it was found."""

@@ -21,7 +21,7 @@ import typer
 from agentcli.cli.common_options import OutputFormat, warn
 from agentcli.cli.review_plan import Plan, ThreadAsk, decisions
 from agentcli.cli.session_opening import warn_expired
-from agentcli.errors import AgentcliError, ExitCode, UsageError, exit_code_for
+from agentcli.errors import AgentcliError, ExitCode, ThreadBusy, UsageError, exit_code_for
 from agentcli.session.call_digests import ThreadCalls
 from agentcli.terminal_text import dumps, line, visible
 
@@ -65,7 +65,15 @@ def _prepare(
     """Hold the thread, check the calls named still wait as they were found, build its
     decisions (UsageError: nothing is sent to any thread). None: 'all' of nothing."""
     if session.row is None or session.thread_id != ask.thread_id:
-        session.open(ask.thread_id)
+        try:
+            session.open(ask.thread_id)
+        except ThreadBusy:  # another process holds it: maybe deciding the same calls
+            from agentcli.cli.review_wait import while_decided_elsewhere
+
+            local = session.local("deciding a thread another process holds")
+            if isinstance(while_decided_elsewhere(local, ask.thread_id, ask.asked()), Plan):
+                return None  # decided there, as asked: said
+            session.open(ask.thread_id)  # let go undecided: the digests are checked below
         warn_expired(session.thread_id, session.expired, session.settings.expire_after)
     calls = _waiting(session)
     ask.check(calls.pending)

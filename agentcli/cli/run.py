@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,6 +21,9 @@ from agentcli.cli.common_options import (
 )
 from agentcli.cli.session_opening import attach, check_early, open_session
 from agentcli.errors import UsageError
+
+if TYPE_CHECKING:
+    from agentcli.session.thread_session import ThreadSession
 
 OutputOpt = Annotated[
     OutputFormat, typer.Option("--output", "-o", help="text, json (one object) or jsonl (events).")
@@ -62,8 +65,27 @@ def run(
         raise UsageError("--plan goes with a message: the model plans what the message asks")
     common.sandbox = sandbox
     check_early(common, common.settings(), approve, deny)
-    session = open_session(common, auto_approve, approve, deny)
-    attach(session, thread, last)
+    if common.server:
+        session = open_session(common, auto_approve, approve, deny)
+        attach(session, thread, last)
+        _play(session, output, message, plan)
+        return
+    from agentcli.cli.thread_claim import claim
+
+    taken = claim(common, common.settings(), thread, last)  # listed, or held, at once
+    try:
+        session = open_session(common, auto_approve, approve, deny, store=taken.store)
+        if taken.new:
+            session.thread_id = taken.thread_id
+        else:
+            attach(session, taken.thread_id, False)
+        _play(session, output, message, plan)
+    except BaseException:
+        taken.unclaim()  # a new thread that never got its message is not left behind
+        raise
+
+
+def _play(session: ThreadSession, output: OutputFormat, message: str | None, plan: bool) -> None:
     from agentcli.cli.run_output import Scripted
 
     Scripted(session, output).run(message, plan=plan)

@@ -149,17 +149,34 @@ def _open(common: Common, thread_id: str) -> tuple[Store, ThreadRow]:
 def delete(
     thread_id: ThreadArg,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Stop the agentcli process running it (on this machine) first."
+        ),
+    ] = False,
     *,
     common: Common,
 ) -> None:
-    """Delete a thread: its checkpoints, pending calls and index entry."""
+    """Delete a thread: its checkpoints, pending calls and index entry. A thread another
+    process is running is refused; --force stops that process first."""
+    from agentcli.errors import ThreadBusy
+
     store, row = _open(common, thread_id)
     if not yes:
         if not sys.stdin.isatty():
             raise UsageError(f"deleting thread {row.thread_id} needs --yes when not at a terminal")
         if not typer.confirm(line(f"Delete thread {row.thread_id} ({row.title})?")):
             raise typer.Exit(ExitCode.ERROR)
-    store.delete(row.thread_id)
+    if force:
+        store.stop_holder(row.thread_id)
+    try:
+        store.delete(row.thread_id)
+    except ThreadBusy as busy:
+        busy.args = (
+            f"{busy}; or stop it and delete: agentcli threads delete {row.thread_id} --yes --force",
+        )
+        raise
     from pathlib import Path
 
     from agentcli.snapshots.call_snapshots import snapshots_of

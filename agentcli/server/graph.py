@@ -39,7 +39,7 @@ from agentcli.agent.review.approval_seals import PROCESS_KEY, ApprovalKey
 from agentcli.agent.secrets import NEVER_PASS, hide_environment, session_redactor
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import sandbox_of
-from agentcli.config import Settings, data_dir, load_settings
+from agentcli.config import Settings, load_settings
 from agentcli.errors import ConfigError
 from agentcli.policy.approval_policy import Policy
 from agentcli.server.call_journal import ServerJournal
@@ -139,7 +139,10 @@ def server_context(
 
 
 def context_schema(
-    settings: Settings, root: Path, key: ApprovalKey | None = None
+    settings: Settings,
+    root: Path,
+    key: ApprovalKey | None = None,
+    journal: ServerJournal | None = None,
 ) -> type[RunContext]:
     """A RunContext whose every field has a default, for runs started by any client.
 
@@ -147,7 +150,7 @@ def context_schema(
     field, so every field but `workspace` and `approval` is set again from the server's
     settings, and its JSON schema (which the server filters a client's context with)
     shows those two only."""
-    journal = ServerJournal(settings)  # one per server: its settings' store (call_journal.py)
+    journal = journal or ServerJournal(settings)  # one per server: its settings' store
     base = server_context(settings, root, key or PROCESS_KEY, journal)
 
     @dataclass
@@ -180,8 +183,10 @@ def make_graph(settings: Settings, root: Path) -> StateGraph[Any, Any, Any, Any]
     guard_outbound(session_redactor(settings))
     tools = [item.tool for item in load_tools(settings, warn=log.warning)]
     model = partial(make_model, settings)
-    key = ApprovalKey.load(data_dir())  # the CLI's key: a task run again by it verifies
-    context = context_schema(settings, root, key)
+    # the key of the server's store (call_journal.py): a task another worker sealed verifies
+    journal = ServerJournal(settings)
+    key = ApprovalKey.of_store(journal.store)
+    context = context_schema(settings, root, key, journal)
     return build_graph(model, tools, context, Retries.of(settings), tool_calls=settings.tool_calls)
 
 

@@ -77,9 +77,8 @@ def fork(store: Store, row: ThreadRow, new_id: str, at: int | None) -> ThreadRow
 def _anchored(store: Store, row: ThreadRow) -> ThreadRow:
     """The fork's copy of its parent's audit chain, anchored where the copy ends."""
     from agentcli.agent.review.approval_seals import ApprovalKey
-    from agentcli.config.settings import data_dir
     from agentcli.session.audit_anchor import advance
 
     audit = values(store, row.thread_id).get("audit", [])
-    advance(store, ApprovalKey.load(data_dir()), row.thread_id, audit)
+    advance(store, ApprovalKey.of_store(store), row.thread_id, audit)
     return row

@@ -1,11 +1,12 @@
 """The inbox: every call waiting for review, across the threads of the store.
 
-Only threads the index marks awaiting_approval are read (their latest checkpoint, not their
-history of checkpoints), each held for a moment so that a call cut off by a crash can be
-found as `session.pending()` finds it; a thread another process holds (a chat sitting at its
-review) is read without taking it, its interrupts only. Reading runs nothing, with one
-exception: a review past `[approval] expire_after` (on_expire = "deny") is denied here, as
-opening its thread would deny it (review_expiry.py).
+Only threads the index marks awaiting_approval or running are read (their latest checkpoint,
+not their history of checkpoints), each held for a moment so that a call cut off by a crash
+can be found as `session.pending()` finds it; a thread another process holds (a chat sitting
+at its review, a `review` deciding it this moment) is read without taking it, its interrupts
+only: its calls are listed `busy` until that process has decided them. Reading runs
+nothing, with one exception: a review past `[approval] expire_after` (on_expire = "deny")
+is denied here, as opening its thread would deny it (review_expiry.py).
 
 Each call is listed with its digest (call_digests.py), and the threads' decided calls are
 read here for the lookup of a call named without a thread (`decided_calls`, call_lookup.py).
@@ -80,8 +81,12 @@ def inbox(
     """Every pending call of the store, oldest review first; reviews that expired (and are
     denied) are appended to `expired` instead; `read` gets each listed thread's calls."""
     calls: list[WaitingCall] = []
-    for row in session.store.recent(status=ThreadStatus.AWAITING_APPROVAL):
-        review, snapshot, busy = _read(session, row)
+    rows = [
+        *session.store.recent(status=ThreadStatus.AWAITING_APPROVAL),
+        *session.store.recent(status=ThreadStatus.RUNNING),
+    ]
+    for row in rows:
+        review, snapshot, busy = read_thread(session, row)
         if review is None:
             continue
         seconds = waited(parked_since(snapshot))
@@ -130,7 +135,7 @@ def decided_calls(session: Session, read: dict[str, ThreadCalls]) -> Iterator[Th
         yield known
 
 
-def _read(session: Session, row: ThreadRow) -> tuple[ReviewRequest | None, Any, bool]:
+def read_thread(session: Session, row: ThreadRow) -> tuple[ReviewRequest | None, Any, bool]:
     """The thread's review, its snapshot, and whether another process holds it."""
     store = session.store
     config = {"configurable": {"thread_id": row.thread_id}}

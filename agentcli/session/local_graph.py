@@ -31,7 +31,7 @@ from agentcli.agent.secrets import (
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import sandbox_of
 from agentcli.agent.waiting import waiting as waiting_on
-from agentcli.config import Settings, data_dir
+from agentcli.config import Settings
 from agentcli.errors import UsageError
 from agentcli.events import ReviewRequest
 from agentcli.policy.approval_policy import Policy
@@ -69,7 +69,7 @@ class LocalGraph(ThreadSession):
         self.settings = settings
         hide_environment()
         # seals what the review approves, checked by the tools node (agent/review/approval_seals.py)
-        self.approval_key = ApprovalKey.load(data_dir())
+        self.approval_key = ApprovalKey.of_store(store)  # the store's: decided from anywhere
         self.store: Store = store
         self.policy = policy
         self.sandbox = sandbox_of(settings)

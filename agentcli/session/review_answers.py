@@ -5,19 +5,19 @@ call will raise); edited arguments checked; a review decided by the session's po
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from agentcli_tools.context import ToolContext
 from langgraph.types import Command
 
 from agentcli.agent.review.answers import UNCHANGED, checked, unchanged
-from agentcli.agent.review.approval_seals import allowed_tools
+from agentcli.agent.review.approval_seals import UNSEALED, allowed_tools
 from agentcli.agent.review.argument_check import validate_args
 from agentcli.agent.review.preconditions import precondition
 from agentcli.decisions import Decision
-from agentcli.errors import UsageError
-from agentcli.events import Event, ReviewRequest
+from agentcli.errors import AgentcliError, UsageError
+from agentcli.events import Done, Event, ReviewRequest
 from agentcli.session.review_expiry import STOP_BEFORE, expiry_decisions, parked_since, waited
 from agentcli.session.run_loop import RunLoop
 from agentcli.session.stream_events import policy_decisions, review_in
@@ -42,8 +42,37 @@ class ReviewAnswers(RunLoop):
             command = Command(resume={shown.id: answer}, update={"audit": []})
         elif len(waiting) > 1:  # several tool tasks asking again: answer the one shown
             command = Command(resume={shown.id: answer})
+        requests = shown.value["action_requests"]
+        pairs = zip(requests, decisions, strict=False)
+        to_run = {r["id"] for r, d in pairs if d["type"] != "reject"}
+        before = len(self._known().values.get("audit") or [])
         self.store.update(self.thread_id, status=ThreadStatus.RUNNING)
-        return self._drive(command)
+        return self._unless_refused(self._drive(command), to_run, before)
+
+    def _unless_refused(
+        self, events: Iterator[Event], to_run: set[str], before: int
+    ) -> Iterator[Event]:
+        """The run's events, but where a call these decisions let run was refused by
+        agentcli for its seals (its review changed outside agentcli's review, or sealed
+        under a key this store does not hold), an error in place of `done`: a decision
+        that was refused never ends as if it had been carried out."""
+        for event in events:
+            if isinstance(event, Done):
+                audit = self._known().values.get("audit") or []
+                for record in audit[before:]:
+                    if (
+                        isinstance(record, Mapping)
+                        and record.get("call_id") in to_run
+                        and record.get("who") == "agentcli"
+                        and record.get("by") in UNSEALED
+                    ):
+                        raise AgentcliError(
+                            f"the decision for call {record['call_id']} ({record.get('tool')})"
+                            f" was refused and the call did not run: its review in thread"
+                            f" {self.thread_id} does not carry this store's seal (changed"
+                            " outside agentcli's review); the model was told"
+                        )
+            yield event
 
     def deny_expired(self) -> ReviewRequest | None:
         """Deny the open thread's review if it waited past `[approval] expire_after`

@@ -6,6 +6,7 @@ however it ends."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -20,6 +21,7 @@ from psycopg.rows import dict_row
 
 from agentcli.errors import AgentcliError, ConfigError
 from agentcli.threads.database_url import mask_url
+from agentcli.threads.locks import Holder
 from agentcli.threads.store import Store
 
 if TYPE_CHECKING:
@@ -33,6 +35,9 @@ LOCKS = 0x61676E74  # "agnt": the advisory-lock key space (classid) of thread lo
 MIGRATING = LOCKS + 1  # held while one process sets up or migrates the tables
 CONNECT_TIMEOUT_S = 10
 MIGRATION_WAIT_S = 120
+KEEPALIVES = (  # the server's probes of a silent connection: dead after 30 + 3 x 10 s
+    "SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10; SET tcp_keepalives_count = 3"
+)
 
 
 class PostgresStore(Store):
@@ -68,6 +73,9 @@ class PostgresStore(Store):
         self._conninfo = make_conninfo("", **params)
         self._saver_conn: psycopg.Connection[Any] | None = None
         self.conn: psycopg.Connection[Any] = self._connect()
+        # the thread locks live on this connection: if this host vanishes (power loss), the
+        # server finds the connection dead within about a minute and drops them
+        self.conn.execute(KEEPALIVES)
         with self._migrating():
             self._migrate()
 
@@ -149,6 +157,16 @@ class PostgresStore(Store):
         ).fetchone()
         name = holder[0] if holder else ""
         return name.removeprefix("agentcli ") if name.startswith("agentcli pid") else "elsewhere"
+
+    def _holder(self, thread_id: str) -> Holder | None:
+        """From the holder's connection's name (`agentcli pid N on HOST`): a claim only,
+        which locks.py checks against the process before it signals anything."""
+        holder = self._try_lock(thread_id)
+        if holder is None:
+            self._unlock(thread_id)  # taken just now: it was free
+            return None
+        found = re.fullmatch(r"pid (\d+) on (.+)", holder)
+        return Holder(int(found[1]), found[2]) if found else None
 
     def _unlock(self, thread_id: str) -> None:
         self._execute(f"SELECT pg_advisory_unlock({LOCKS}, hashtext(?))", (thread_id,))

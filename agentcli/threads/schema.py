@@ -69,6 +69,14 @@ MIGRATIONS: list[tuple[str, str]] = [
             at TEXT NOT NULL
         );""",
     ),
+    (
+        "008_secrets",  # store.py (Store.secret): the store's own keys (the approval key)
+        """CREATE TABLE agentcli_secrets (
+            name TEXT PRIMARY KEY,
+            secret TEXT NOT NULL,
+            at TEXT NOT NULL
+        );""",
+    ),
 ]
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentcli.errors import AgentcliError, UsageError
+from agentcli.threads.locks import Holder, running, start_time
 from agentcli.threads.store import Store
 from agentcli.threads.thread_rows import now
 
@@ -100,7 +101,7 @@ class SqliteStore(Store):
 
         A holder on another host cannot be checked: its row stays until it lets go.
         """
-        pid, host, started = os.getpid(), socket.gethostname(), _start_time(os.getpid())
+        pid, host, started = os.getpid(), socket.gethostname(), start_time(os.getpid())
         for _ in range(3):
             inserted = self._execute(
                 "INSERT OR IGNORE INTO agentcli_locks VALUES (?, ?, ?, ?, ?)",
@@ -114,7 +115,7 @@ class SqliteStore(Store):
             ).fetchone()
             if row is None:  # let go meanwhile
                 continue
-            if row[1] != host or _running(row[0], row[2]):
+            if row[1] != host or running(row[0], row[2]):
                 return f"pid {row[0]} on {row[1]} since {row[3][:19].replace('T', ' ')} UTC"
             self._execute(  # stale: that process is gone
                 "DELETE FROM agentcli_locks WHERE thread_id = ? AND pid = ? AND host = ?"
@@ -122,6 +123,12 @@ class SqliteStore(Store):
                 (thread_id, *row[:2], row[3]),
             )
         return "another process"
+
+    def _holder(self, thread_id: str) -> Holder | None:
+        row = self._execute(
+            "SELECT pid, host, started FROM agentcli_locks WHERE thread_id = ?", (thread_id,)
+        ).fetchone()
+        return None if row is None else Holder(int(row[0]), str(row[1]), row[2])
 
     def _unlock(self, thread_id: str) -> None:
         self._execute(
@@ -158,28 +165,3 @@ def _connect(path: Path, autocommit: bool = False) -> sqlite3.Connection:
         conn.isolation_level = None
     conn.execute("PRAGMA journal_mode=WAL")
     return conn
-
-
-def _start_time(pid: int) -> str | None:
-    """When the process started (Linux: clock ticks since boot), to tell a reused pid;
-    "dead" for a zombie (killed, not yet reaped by its parent)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return "dead" if fields[0] in ("Z", "X") else fields[19]
-
-
-def _running(pid: int, started: str | None) -> bool:
-    """Whether the process that took a lock still runs (the pid may have been reused)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: it exists
-        pass
-    now_started = _start_time(pid)
-    if now_started == "dead":
-        return False
-    return started is None or now_started is None or now_started == started

@@ -13,12 +13,13 @@ migrations (schema.py).
 
 from __future__ import annotations
 
+import secrets
 from abc import abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentcli.errors import AgentcliError
+from agentcli.errors import AgentcliError, ConfigError
 from agentcli.threads.audit_anchors import AuditAnchors
 from agentcli.threads.call_journal import JournalTables
 from agentcli.threads.locks import ThreadLocks
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 
 
 OWN_TABLES = ("agentcli_text", "agentcli_calls", "agentcli_audit_anchor")  # by thread_id
+SECRET_BYTES = 32
+STARTING = "(starting)"  # a claimed thread's title until its first message is stored
 
 
 class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies):
@@ -97,15 +100,40 @@ class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies
                 self._execute("INSERT INTO agentcli_migrations VALUES (?, ?)", (name, now()))
 
     def create(self, thread_id: str, title: str, workspace: str, model: str) -> ThreadRow:
+        """The thread's index row; a row `claim` made for it (no message yet) is taken over."""
         title, workspace = storable(title), storable(workspace)
         stamp = now()
         row = ThreadRow(thread_id, title, ThreadStatus.IDLE, stamp, stamp, workspace, model)
         self._execute(
             "INSERT INTO agentcli_threads (thread_id, title, status, created_at, updated_at,"
-            " workspace, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            " workspace, model) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id) DO UPDATE"
+            " SET title = excluded.title, workspace = excluded.workspace, model ="
+            " excluded.model, updated_at = excluded.updated_at WHERE agentcli_threads.turns = 0",
             (thread_id, title, row.status, stamp, stamp, workspace, model),
         )
         return row
+
+    def claim(self, thread_id: str, workspace: str, model: str) -> None:
+        """Index a new thread as running and hold it, before its run has even loaded: a
+        run is listed the moment it starts, and no other process can take its thread. Its
+        first message makes it a thread (`create` takes the row over); a run that ends
+        before that removes it (`unclaim`), and one that dies is cleared by the next
+        `threads list` (session/stale_threads.py)."""
+        self.hold(thread_id)
+        stamp = now()
+        self._execute(
+            "INSERT INTO agentcli_threads (thread_id, title, status, created_at, updated_at,"
+            " workspace, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (thread_id, STARTING, ThreadStatus.RUNNING, stamp, stamp, storable(workspace), model),
+        )
+
+    def unclaim(self, thread_id: str) -> None:
+        """Remove a claimed thread that never got its first message (its claimer holds it,
+        or has died: the caller holds it)."""
+        self._execute(
+            "DELETE FROM agentcli_threads WHERE thread_id = ? AND turns = 0 AND title = ?",
+            (thread_id, STARTING),
+        )
 
     def update(self, thread_id: str, **fields: Any) -> None:
         fields = {k: storable(v) if isinstance(v, str) else v for k, v in fields.items()}
@@ -148,6 +176,40 @@ class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies
             with self._transaction():
                 for table in (*OWN_TABLES, "agentcli_threads"):
                     self._execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+
+    def secret(self, name: str) -> bytes:
+        """The store's own secret `name` (migration 008), made by the first process that asks.
+
+        The key that seals approvals and the audit chain belongs to the database the threads
+        live in, not to the installation that opened it: every process that can write the
+        threads, on any machine, seals and checks with the same key. A process that finds
+        none inserts 32 random bytes of its own and reads back what is there; the name is
+        the primary key, so of processes making it at once exactly one insert lands and all
+        of them read the same secret.
+        """
+        found = self._read_secret(name)
+        if found is None:
+            self._execute(
+                "INSERT INTO agentcli_secrets (name, secret, at) VALUES (?, ?, ?)"
+                " ON CONFLICT (name) DO NOTHING",
+                (name, secrets.token_hex(SECRET_BYTES), now()),
+            )
+            found = self._read_secret(name)
+        try:
+            secret = bytes.fromhex(found or "")
+        except ValueError:
+            secret = b""
+        if len(secret) < SECRET_BYTES:
+            raise ConfigError(
+                f"the {name} in {self.location} (table agentcli_secrets) is damaged: delete its"
+                " row to make a new one (what the old one sealed will no longer verify)"
+            )
+        return secret
+
+    def _read_secret(self, name: str) -> str | None:
+        row = self._execute("SELECT secret FROM agentcli_secrets WHERE name = ?", (name,))
+        found = row.fetchone()
+        return None if found is None else str(found[0])
 
     def check(self) -> int:
         """Write a row and roll it back; the number of threads (for `doctor`)."""

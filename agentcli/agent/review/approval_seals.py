@@ -12,9 +12,16 @@ The review's verdicts (the `review` channel, read by the approve node) are seale
 approve task's step as well. The same key seals the tools a person allowed for the rest of
 a thread (`A`): the names in `allowed_tools` count only with their seal in `allowed_seals`.
 
-The key is 32 random bytes in the data folder (`approval.key`, mode 0600), made once and
-read by the CLI's sessions and the server alike, so a task run again by another process
-still verifies. It never enters the state or the context a client can read or write. A
+The key belongs to the store the threads live in (Store.secret: 32 random bytes in its
+`agentcli_secrets` table, made once by whichever process asks first), so every process that
+can write the threads seals and checks with it, on any machine: a call parked from one data
+folder is decided from another. It never enters the state or the context a client can read
+or write, and a LangGraph server's clients never reach its store. What the seals defend
+against is therefore someone who can write a thread's state without reading its store (a
+server's client); anyone who can read the store can decide its threads anyway.
+
+An installation's former key file (`approval.key` in the data folder, from before the key
+moved into the store) still verifies what it sealed, and never seals anything new. A
 RunContext without a key (unit tests, reading a thread) uses a key made for this process.
 """
 
@@ -23,81 +30,81 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from agentcli.config.settings import data_dir
 from agentcli.errors import ConfigError
 
-KEY_FILE = "approval.key"
+KEY_FILE = "approval.key"  # the installation's key before it moved into the store
+KEY_NAME = "approval key"  # the store's secret (Store.secret)
 KEY_BYTES = 32
+
+
+class KeyStore(Protocol):
+    """Where the key lives: threads.store.Store."""
+
+    def secret(self, name: str) -> bytes: ...
+
+
 NOT_APPROVED = "refused: not approved. This call did not pass agentcli's review; it was not run."
+ALTERED_BY = "review changed from outside"  # the approve node did not believe the review
+UNSEALED = (ALTERED_BY, NOT_APPROVED)  # what agentcli refuses a decided call for: its seals
 
 
 class ApprovalKey:
-    """Seals and checks approvals with one secret key."""
+    """Seals with one secret key; checks with it, and with the keys it replaced (`older`)."""
 
-    def __init__(self, secret: bytes) -> None:
-        if len(secret) < KEY_BYTES:
+    def __init__(self, secret: bytes, older: Sequence[bytes] = ()) -> None:
+        if len(secret) < KEY_BYTES or any(len(key) < KEY_BYTES for key in older):
             raise ValueError("an approval key has at least 32 bytes")
         self._secret = secret
+        self._older = tuple(older)
 
     def __repr__(self) -> str:  # never the secret, in a traceback or a log
         return "ApprovalKey(...)"
 
     @classmethod
-    def load(cls, folder: Path) -> ApprovalKey:
-        """The key in `folder`, made (0600) on first use.
-
-        A new key is written whole to a file of its own and then linked into place, so a
-        process starting at the same moment finds either no key or the whole of one (the
-        first link wins; the others read it).
-        """
-        path = folder / KEY_FILE
-        folder.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            _make_key(path)
-        try:
-            if path.stat().st_mode & 0o077:
-                raise ConfigError(f"{path} can be read by others: chmod 600 it")
-            secret = path.read_bytes()
-        except OSError as exc:
-            raise ConfigError(f"cannot read the approval key {path}: {exc}") from exc
-        if len(secret) < KEY_BYTES:
-            raise ConfigError(f"the approval key {path} is damaged: remove it")
-        return cls(secret)
+    def of_store(cls, store: KeyStore, folder: Path | None = None) -> ApprovalKey:
+        """The key of `store`; the installation's former key file in `folder` (default: the
+        data folder), if there is one, still verifies what it sealed."""
+        return cls(store.secret(KEY_NAME), [k for k in [_former(folder or data_dir())] if k])
 
     def seal(self, *parts: Any) -> str:
-        return hmac.new(self._secret, canonical(parts), hashlib.sha256).hexdigest()
+        return _hmac(self._secret, parts)
 
     def check(self, seal: Any, *parts: Any) -> bool:
         if not isinstance(seal, str):
             return False
         try:
-            expected = self.seal(*parts)
+            return any(
+                hmac.compare_digest(seal, _hmac(key, parts)) for key in (self._secret, *self._older)
+            )
         except (TypeError, ValueError):  # arguments that are not JSON: never sealed
             return False
-        return hmac.compare_digest(seal, expected)
 
 
-def _make_key(path: Path) -> None:
-    draft = path.with_name(f".{KEY_FILE}.{secrets.token_hex(8)}")
+def _hmac(secret: bytes, parts: tuple[Any, ...]) -> str:
+    return hmac.new(secret, canonical(parts), hashlib.sha256).hexdigest()
+
+
+def _former(folder: Path) -> bytes | None:
+    """The installation's key file from before the key moved into the store, if any (never
+    made now). One that others can read, or a damaged one, is refused as it was then."""
+    path = folder / KEY_FILE
     try:
-        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(secrets.token_bytes(KEY_BYTES))
-            out.flush()
-            os.fsync(out.fileno())
-        try:
-            os.link(draft, path)
-        except FileExistsError:  # another process made the key first: theirs counts
-            pass
+        if path.stat().st_mode & 0o077:
+            raise ConfigError(f"{path} can be read by others: chmod 600 it, or delete it")
+        secret = path.read_bytes()
+    except FileNotFoundError:
+        return None
     except OSError as exc:
-        raise ConfigError(f"cannot make the approval key {path}: {exc}") from exc
-    finally:
-        draft.unlink(missing_ok=True)
+        raise ConfigError(f"cannot read the former approval key {path}: {exc}") from exc
+    if len(secret) < KEY_BYTES:
+        raise ConfigError(f"the former approval key {path} is damaged: delete it")
+    return secret
 
 
 PROCESS_KEY = ApprovalKey(secrets.token_bytes(KEY_BYTES))
@@ -205,6 +212,10 @@ def seal_tool(key: ApprovalKey, thread_id: str, name: str) -> str:
 def allowed_tools(key: ApprovalKey, thread_id: str, values: Mapping[str, Any]) -> list[str]:
     """The thread's `allowed_tools` that carry their seal: a name a client wrote is not one."""
     seals: Iterable[Any] = values.get("allowed_seals") or []
-    valid = {s for s in seals if isinstance(s, str)}
+    valid = [s for s in seals if isinstance(s, str)]
     names = values.get("allowed_tools") or []
-    return [n for n in names if isinstance(n, str) and seal_tool(key, thread_id, n) in valid]
+    return [
+        n
+        for n in names
+        if isinstance(n, str) and any(key.check(s, "always", thread_id, n) for s in valid)
+    ]

@@ -2,10 +2,11 @@
 
 Every record a node appends to a thread's `audit` carries `prev`, the `hash` of the record
 before it in that thread (GENESIS for the first chained record), and `hash`, an HMAC over
-the record's canonical JSON with `prev` in it, made with the installation's approval key
+the record's canonical JSON with `prev` in it, made with the store's approval key
 (approval_seals.ApprovalKey; the leading "audit" keeps these apart from approval seals). So
 a record changed, inserted, removed or moved in the checkpoint database no longer fits its
-neighbours, and a new one cannot be made to fit without the key file. The thread id is not
+neighbours, and a new one cannot be made to fit without the key, which only those who can
+read the store's `agentcli_secrets` table have. The thread id is not
 sealed: a fork copies its parent's chain, which stays valid in the copy.
 
 Chaining happens where records enter the state, in one wrapper around the graph's serial
@@ -30,14 +31,25 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Overwrite
 
-from agentcli.agent.review.approval_seals import ApprovalKey, key_of
+from agentcli.agent.review.approval_seals import ApprovalKey, canonical, key_of
 
 GENESIS = "genesis"
 
 
 def record_hash(key: ApprovalKey, record: Mapping[str, Any]) -> str:
     """The HMAC of a record (with its `prev`, without its `hash`)."""
-    return key.seal("audit", {k: v for k, v in record.items() if k != "hash"})
+    return key.seal(*_parts(record))
+
+
+def _parts(record: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What a record's hash covers: its canonical JSON with `prev`, without `hash`; a record
+    whose arguments are not JSON (a forged task) as text."""
+    body = {k: v for k, v in record.items() if k != "hash"}
+    try:
+        canonical(body)
+    except (TypeError, ValueError):
+        return ("audit", repr(sorted(body.items())))
+    return ("audit", body)
 
 
 def tail_hash(audit: Sequence[Any]) -> str:
@@ -54,16 +66,9 @@ def chain(key: ApprovalKey, prev: str, records: Sequence[Mapping[str, Any]]) -> 
     for record in records:
         linked = {k: v for k, v in record.items() if k not in ("prev", "hash")}
         linked["prev"] = prev
-        prev = linked["hash"] = _sealed(key, linked)
+        prev = linked["hash"] = record_hash(key, linked)
         out.append(linked)
     return out
-
-
-def _sealed(key: ApprovalKey, record: Mapping[str, Any]) -> str:
-    try:
-        return record_hash(key, record)
-    except (TypeError, ValueError):  # arguments that are not JSON (a forged task): as text
-        return key.seal("audit", repr(sorted(record.items())))
 
 
 def anchor_seal(key: ApprovalKey, thread_id: str, records: int, last: str) -> str:
@@ -125,7 +130,7 @@ def check(
                 notes.append(f"record {number}: unchained (older than the audit chain)")
             continue
         started = True
-        valid = _sealed(key, record) == record.get("hash")
+        valid = key.check(record.get("hash"), *_parts(record))
         linked = record.get("prev") == expected
         if not valid:
             after = audit[number] if number < len(audit) else None

@@ -23,6 +23,7 @@ from langgraph.types import Command, Send
 from agentcli.agent.model.storable_calls import UNKEPT
 from agentcli.agent.review.answers import ask, checked
 from agentcli.agent.review.approval_seals import (
+    ALTERED_BY,
     allowed_tools,
     key_of,
     review_sealed,
@@ -212,7 +213,7 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
         )
         turn = Turn()
         for call in pending.altered:
-            turn.refuse(call, "refused", "agentcli", "review changed from outside", ALTERED)
+            turn.refuse(call, "refused", "agentcli", ALTERED_BY, ALTERED)
         for stray in pending.strays:
             turn.note(stray, "refused", "agentcli", "not a call of the model's turn")
         allowed = allowed_tools(key, thread, state)

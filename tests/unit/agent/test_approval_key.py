@@ -1,89 +1,101 @@
-"""The approval key: made once, whole, private, by whichever process comes first."""
+"""The approval key: the store's, made once by whichever process comes first, the same for
+every process on the store whatever its data folder; an installation's former key file
+still verifies what it sealed and seals nothing new."""
 
 from __future__ import annotations
 
-import secrets
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from agentcli.agent.review.approval_seals import KEY_BYTES, KEY_FILE, ApprovalKey
+from agentcli.agent.review.approval_seals import KEY_BYTES, KEY_FILE, KEY_NAME, ApprovalKey
+from agentcli.config import Settings
 from agentcli.errors import ConfigError
+from agentcli.threads.backends import open_store
 
 LOADER = """
 import sys, time
 from pathlib import Path
 from agentcli.agent.review.approval_seals import ApprovalKey
+from agentcli.config import Settings
+from agentcli.threads.backends import open_store
+store = open_store(Settings(db=sys.argv[1]))  # the tables made: only the key is left to race
 go = Path(sys.argv[2])
 while not go.exists():
     time.sleep(0.001)
-print(ApprovalKey.load(Path(sys.argv[1])).seal("probe"))
+print(ApprovalKey.of_store(store, Path(sys.argv[3])).seal("probe"))
 """
 
 
-def test_processes_starting_together_all_get_the_same_whole_key(tmp_path: Path) -> None:
-    folder, go = tmp_path / "data", tmp_path / "go"
+@pytest.mark.backends
+def test_processes_starting_together_all_get_the_same_key(database: str, tmp_path: Path) -> None:
+    go = tmp_path / "go"
     children = [
-        subprocess.Popen(
-            [sys.executable, "-c", LOADER, str(folder), str(go)],
+        subprocess.Popen(  # each with a data folder of its own: the key is not there
+            [sys.executable, "-c", LOADER, database, str(go), str(tmp_path / f"data{n}")],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for _ in range(12)
+        for n in range(8)
     ]
-    go.touch()
-    results = [child.communicate(timeout=60) for child in children]
-    assert [child.returncode for child in children] == [0] * 12, [err for _, err in results]
-    assert len({out for out, _ in results}) == 1
-    assert len((folder / KEY_FILE).read_bytes()) == KEY_BYTES
-    assert (folder / KEY_FILE).stat().st_mode & 0o777 == 0o600
-    assert sorted(p.name for p in folder.iterdir()) == [KEY_FILE]  # no draft left
+    try:
+        go.touch()
+        results = [child.communicate(timeout=120) for child in children]
+    finally:
+        for child in children:
+            child.kill()
+    assert [child.returncode for child in children] == [0] * 8, [err for _, err in results]
+    seals = {out.strip() for out, _ in results}
+    assert len(seals) == 1
+    store = open_store(Settings(db=database))
+    assert ApprovalKey.of_store(store, tmp_path / "elsewhere").seal("probe") in seals
+    rows = store._execute("SELECT name FROM agentcli_secrets").fetchall()
+    assert [row[0] for row in rows] == [KEY_NAME]  # one key, whoever made it
+    assert not any((tmp_path / f"data{n}").exists() for n in range(8))  # no file made
 
 
-def test_a_key_being_written_is_never_read_half_made(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    real = secrets.token_bytes
+def test_each_store_has_a_key_of_its_own(tmp_path: Path) -> None:
+    one, two = (open_store(Settings(db=str(tmp_path / f"{n}.db"))) for n in (1, 2))
 
-    def slow(n: int) -> bytes:  # the first process is slow to fill its key
-        time.sleep(0.2)
-        return real(n)
+    def seal(store: object) -> str:
+        return ApprovalKey.of_store(store, tmp_path).seal(1)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(secrets, "token_bytes", slow)
-    seals: list[object] = []
-
-    def load() -> None:
-        try:
-            seals.append(ApprovalKey.load(tmp_path).seal("probe"))
-        except ConfigError as exc:
-            seals.append(exc)
-
-    first = threading.Thread(target=load)
-    first.start()
-    time.sleep(0.05)
-    load()
-    first.join()
-    assert len(seals) == 2 and seals[0] == seals[1] and isinstance(seals[0], str), seals
+    assert seal(one) == seal(one) != seal(two)
 
 
-def test_the_key_is_kept_between_loads(tmp_path: Path) -> None:
-    assert ApprovalKey.load(tmp_path).seal(1) == ApprovalKey.load(tmp_path).seal(1)
+def test_a_former_key_file_verifies_what_it_sealed_and_seals_nothing(tmp_path: Path) -> None:
+    former = b"f" * KEY_BYTES
+    (tmp_path / KEY_FILE).write_bytes(former)
+    (tmp_path / KEY_FILE).chmod(0o600)
+    store = open_store(Settings(db=str(tmp_path / "threads.db")))
+    key = ApprovalKey.of_store(store, tmp_path)
+    old = ApprovalKey(former).seal("call", "t", 3)
+    assert key.check(old, "call", "t", 3)  # a call parked before the upgrade still runs
+    assert not key.check(old, "call", "t", 4)
+    assert key.seal("call", "t", 3) != old  # new seals are the store's
+    elsewhere = ApprovalKey.of_store(store, tmp_path / "other")  # another installation
+    assert elsewhere.check(key.seal("x"), "x") and not elsewhere.check(old, "call", "t", 3)
 
 
-def test_a_key_others_can_read_is_refused(tmp_path: Path) -> None:
-    ApprovalKey.load(tmp_path)
+def test_a_former_key_others_can_read_is_refused(tmp_path: Path) -> None:
+    (tmp_path / KEY_FILE).write_bytes(b"f" * KEY_BYTES)
     (tmp_path / KEY_FILE).chmod(0o640)
+    store = open_store(Settings(db=str(tmp_path / "threads.db")))
     with pytest.raises(ConfigError, match="chmod 600"):
-        ApprovalKey.load(tmp_path)
-
-
-def test_a_short_key_is_damaged(tmp_path: Path) -> None:
+        ApprovalKey.of_store(store, tmp_path)
     (tmp_path / KEY_FILE).write_bytes(b"short")
     (tmp_path / KEY_FILE).chmod(0o600)
     with pytest.raises(ConfigError, match="damaged"):
-        ApprovalKey.load(tmp_path)
+        ApprovalKey.of_store(store, tmp_path)
+
+
+@pytest.mark.backends
+def test_a_damaged_store_key_is_refused_not_replaced(database: str, tmp_path: Path) -> None:
+    store = open_store(Settings(db=database))
+    ApprovalKey.of_store(store, tmp_path)
+    store._execute("UPDATE agentcli_secrets SET secret = 'abc'")
+    with pytest.raises(ConfigError, match="agentcli_secrets.*damaged"):
+        ApprovalKey.of_store(store, tmp_path)

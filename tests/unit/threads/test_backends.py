@@ -73,6 +73,45 @@ def test_one_session_per_thread(database: str) -> None:
     first.close()
 
 
+CLAIMER = """
+import os, sys
+from agentcli.config import Settings
+from agentcli.threads.backends import open_store
+open_store(Settings(db=sys.argv[1])).claim("dead", "/w", "m")
+os._exit(0)  # as SIGKILL would: no clean-up, the lock left as it was
+"""
+
+
+@pytest.mark.backends
+def test_a_claimed_thread_is_running_until_its_message_takes_it_over(database: str) -> None:
+    from agentcli.session.stale_threads import settle_stale
+
+    store, other = (open_store(Settings(db=database)) for _ in range(2))
+    store.claim("t1", "/w", "m")
+    [row] = other.recent()
+    assert (row.thread_id, row.status, row.title, row.turns) == ("t1", "running", "(starting)", 0)
+    with pytest.raises(ThreadBusy, match="thread t1 is in use"):
+        other.hold("t1")
+    settle_stale(other)  # held by a live process: left as it is
+    assert other.resolve("t1").status == "running"
+    store.create("t1", "hello", "/w2", "m2")  # its first message: the row is the thread's
+    store.update("t1", turns=1)
+    store.unclaim("t1")  # no longer a claim: kept
+    assert (other.resolve("t1").title, other.resolve("t1").workspace) == ("hello", "/w2")
+
+    store.claim("t2", "/w", "m")
+    store.unclaim("t2")  # the run ended before its message: nothing left behind
+    assert [r.thread_id for r in other.recent()] == ["t1"]
+
+    claimer = subprocess.run([sys.executable, "-c", CLAIMER, database], capture_output=True)
+    assert claimer.returncode == 0, claimer.stderr
+    assert other.resolve("dead").status == "running"
+    settle_stale(other)  # its process is gone: the claim is removed
+    assert [r.thread_id for r in other.recent()] == ["t1"]
+    store.close()
+    other.close()
+
+
 def dead_pid() -> int:
     child = subprocess.Popen(["true"])
     child.wait()

@@ -1,0 +1,137 @@
+"""A running thread is visible and guarded from its run's first moment: `threads list` in
+another process shows it `running`, a second run on it and `threads delete` are refused in
+one line, `threads delete --force` stops the run and deletes it; a run killed with SIGKILL
+leaves no thread `running` behind. On SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Agent
+from tests.helpers.scripted_server import text, tool_calls
+
+pytestmark = pytest.mark.backends
+
+WAIT_S = 120  # a condition's deadline: generous, for a machine at 5x its idle time
+BLOCKED = "while [ ! -e go ]; do sleep 0.05; done; echo ran >> marker"  # until the test says
+
+
+def wait_for(what: str, condition: Callable[[], object]) -> object:
+    deadline = time.monotonic() + WAIT_S
+    while not (found := condition()):
+        assert time.monotonic() < deadline, f"waited {WAIT_S} s for {what}"
+        time.sleep(0.05)
+    return found
+
+
+def listed(agent: Agent) -> list[dict]:
+    shown = agent.run("threads", "list", "--json")
+    assert shown.returncode == 0, shown.stderr
+    return list(json.loads(shown.stdout))
+
+
+def running_thread(agent: Agent) -> str:
+    """The id of the one thread `threads list` shows running (waits for it)."""
+    rows = wait_for("the run's thread", lambda: [r for r in listed(agent) if r["status"]])
+    assert isinstance(rows, list) and len(rows) == 1
+    assert rows[0]["status"] == "running", rows
+    return str(rows[0]["thread_id"])
+
+
+def test_a_run_is_listed_running_from_its_first_moment(agent: Agent, tmp_path: Path) -> None:
+    # a tools module that loads only when the test says: the run cannot have loaded its
+    # tools, nor asked the model anything, while it waits
+    loaded = tmp_path / "load"
+    (tmp_path / "slow_tools.py").write_text(
+        f"import os, time\nwhile not os.path.exists({str(loaded)!r}):\n    time.sleep(0.05)\n"
+    )
+    config = tmp_path / "config.toml"
+    config.write_text(f'[tools]\nmodules = ["{tmp_path / "slow_tools.py"}"]\n')
+    agent.server.push(tool_calls(("shell", {"command": BLOCKED})), text("made it"))
+    run = agent.start("run", "wait for go", "-y", "-o", "json", "--config", str(config))
+    try:
+        rows = wait_for("a thread in the list", lambda: listed(agent))
+        assert isinstance(rows, list) and [r["status"] for r in rows] == ["running"]
+        assert agent.server.requests == [] and run.poll() is None  # still loading
+        thread = rows[0]["thread_id"]
+        loaded.touch()
+        wait_for("the shell call", lambda: agent.server.requests)
+        assert [(r["thread_id"], r["status"]) for r in listed(agent)] == [(thread, "running")]
+        (agent.workspace / "go").touch()
+        out, err = run.communicate(timeout=WAIT_S)
+        assert run.returncode == 0, err
+        assert json.loads(out)["thread_id"] == thread
+    finally:
+        loaded.touch()
+        (agent.workspace / "go").touch()
+        run.kill()
+    [row] = listed(agent)
+    assert (row["thread_id"], row["status"], row["title"]) == (thread, "idle", "wait for go")
+    assert (agent.workspace / "marker").read_text() == "ran\n"
+
+
+def test_a_second_run_and_a_delete_are_refused_and_force_stops_the_run(agent: Agent) -> None:
+    agent.server.push(tool_calls(("shell", {"command": BLOCKED})), text("made it"))
+    run = agent.start("run", "wait for go", "-y")
+    try:
+        wait_for("the shell call", lambda: agent.server.requests)
+        thread = running_thread(agent)
+        busy = f"thread {thread} is in use by another agentcli process (pid {run.pid} on "
+        second = agent.run("run", "again", "--thread", thread)
+        assert second.returncode == 1
+        [error] = second.stderr.splitlines()
+        assert error.startswith(f"agentcli: error: {busy}")
+        refused = agent.run("threads", "delete", thread, "--yes")
+        assert refused.returncode == 1
+        [error] = refused.stderr.splitlines()
+        assert error.startswith(f"agentcli: error: {busy}") and "--force" in error
+        assert run.poll() is None and [r["thread_id"] for r in listed(agent)] == [thread]
+
+        deleted = agent.run("threads", "delete", thread, "--yes", "--force")
+        assert deleted.returncode == 0, deleted.stderr
+        assert deleted.stdout == f"deleted thread {thread}\n"
+        run.communicate(timeout=WAIT_S)
+        assert run.returncode == 128 + signal.SIGTERM  # stopped, as by SIGTERM
+        assert listed(agent) == []
+        assert not (agent.workspace / "marker").exists()  # its command was stopped too
+    finally:
+        (agent.workspace / "go").touch()
+        run.kill()
+
+
+def test_a_run_killed_with_sigkill_leaves_no_thread_running(agent: Agent) -> None:
+    agent.server.push(tool_calls(("shell", {"command": BLOCKED})), text("made it"))
+    run = agent.start("run", "wait for go", "-y")
+    try:
+        wait_for("the shell call", lambda: agent.server.requests)
+        thread = running_thread(agent)
+        run.send_signal(signal.SIGKILL)
+        run.communicate(timeout=WAIT_S)
+        # the lock dies with the process (its pid is gone; its connection closed), so the
+        # next list reads the thread's saved state: the cut-off call waits for review
+        rows = wait_for(
+            "the thread settled", lambda: [r for r in listed(agent) if r["status"] != "running"]
+        )
+        assert isinstance(rows, list)
+        assert [(r["thread_id"], r["status"]) for r in rows] == [(thread, "awaiting_approval")]
+    finally:
+        (agent.workspace / "go").touch()
+        run.kill()
+
+
+def test_a_run_that_fails_before_its_message_leaves_no_thread(agent: Agent, tmp_path: Path) -> None:
+    # with a tools module the tool names are checked once the tools load: after the run
+    # has claimed its thread, before its message is sent
+    (tmp_path / "mytools.py").write_text("")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[tools]\nmodules = ["{tmp_path / "mytools.py"}"]\n')
+    failed = agent.run("run", "hello", "--approve", "no_such_tool", "--config", str(config))
+    assert failed.returncode == 2, failed.stderr
+    assert "no_such_tool" in failed.stderr
+    assert listed(agent) == []
