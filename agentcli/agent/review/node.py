@@ -8,7 +8,7 @@ interrupt: on resume the node re-runs from the start and must reach the same que
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -18,15 +18,16 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.graph import END
 from langgraph.runtime import Runtime
-from langgraph.types import Command, Send
+from langgraph.types import Command
 
+from agentcli.agent.executor import Job, dispatch, in_order, turn_groups
 from agentcli.agent.model.storable_calls import UNKEPT
 from agentcli.agent.review.answers import ask, checked
 from agentcli.agent.review.approval_seals import (
+    ApprovalKey,
     allowed_tools,
     key_of,
     review_sealed,
-    seal_call,
     seal_review,
     seal_tool,
     step_of,
@@ -39,11 +40,10 @@ from agentcli.agent.review.pending_calls import ALTERED, answered_ids, vet
 from agentcli.agent.review.preconditions import precondition
 from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.toolset.sandboxing import UNCONFINED, unconfined_rule, would_confine
-from agentcli.agent.turn_order import in_order, waits
 from agentcli.agent.undo_snapshots import review_note
 from agentcli.policy.thread_rules import scoped_entry
+from agentcli.threads.langgraph_internals import step_checkpoint
 
-Sealer = Callable[..., str]  # (call, unconfined, after=...): approval_seals.seal_call
 UNCONFINED_BY_PERSON = "off (unconfined once, chosen at the review)"
 
 REJECTED = "rejected by the user"
@@ -91,26 +91,22 @@ class Turn:
         replies = {"messages": self.replies} if self.replies else {}
         return {**replies, "audit": self.audit, **extra}
 
-    def next(self, seal: Sealer, message: AIMessage) -> Any:
-        """One ToolNode task per call to run, in the order of the model's `message`, each
-        with its seal and the calls it waits for (turn_order.py), or back to the model."""
+    def next(
+        self, ctx: Any, key: ApprovalKey, config: RunnableConfig, message: AIMessage
+    ) -> tuple[Any, dict[str, Any]]:
+        """Where the graph goes, and what else the update holds: the calls to run, in the
+        order of the model's `message`, to the executor (its first group now, the rest as
+        the sealed batch), or back to the model."""
         if not self.approved:
-            return "agent"
+            return "agent", {}
         calls = in_order(self.approved, message.tool_calls)
-        return [
-            Send(
-                "tools",
-                {
-                    "__type": "tool_call_with_context",
-                    "tool_call": call,
-                    "state": {},
-                    "approval": seal(call, call["id"] in self.unconfined, after=after),
-                    **({"sandbox": UNCONFINED} if call["id"] in self.unconfined else {}),
-                    **({"after": after} if after else {}),
-                },
-            )
-            for call, after in zip(calls, waits(calls), strict=True)
-        ]
+        groups = [[Job(c, c["id"] in self.unconfined) for c in g] for g in turn_groups(calls)]
+        run = str(message.id or "turn")
+        thread, step = thread_of(config), step_of(config)
+        sends, batch = dispatch(
+            ctx, key, thread, step, run, groups[0], groups[1:], step_checkpoint(config)
+        )
+        return sends, {"batch": batch} if batch else {}
 
     def note(self, call: Any, decision: str, who: str, by: str, **extra: Any) -> None:
         self.audit.append(audit_record(call, decision, who, by, **extra))
@@ -173,16 +169,14 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
                 turn.refuse(call, "denied", "agentcli", "max_invalid_turns", STOPPED)
             turn.approved = []
             return Command(update=turn.update(invalid_turns=invalid_turns), goto=END)
-        step = step_of(config) + 1  # of the approve or tools tasks this sends
+        step = step_of(config) + 1  # of the approve task this sends
         if asking:
             update = turn.update(invalid_turns=invalid_turns)
             lifted_ids = [c["id"] for c in turn.approved if c["id"] in turn.unconfined]
             update["review"] = seal_review(key, thread, step, turn.approved, asking, lifted_ids)
             return Command(update=update, goto="approve")
-        seal = partial(seal_call, key, thread, step)
-        return Command(
-            update=turn.update(invalid_turns=invalid_turns), goto=turn.next(seal, message)
-        )
+        goto, batch = turn.next(ctx, key, config, message)
+        return Command(update=turn.update(invalid_turns=invalid_turns, **batch), goto=goto)
 
     def approve(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Command:
         ctx = runtime.context
@@ -257,8 +251,8 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
         if remember:
             update["allowed_tools"] = remember
             update["allowed_seals"] = [seal_tool(key, thread, name) for name in remember]
-        seal = partial(seal_call, key, thread, step_of(config) + 1)
-        return Command(update=update, goto=turn.next(seal, message))
+        goto, batch = turn.next(ctx, key, config, message)
+        return Command(update={**update, **batch}, goto=goto)
 
     return review, approve
 
