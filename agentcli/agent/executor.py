@@ -19,29 +19,31 @@ snapshot before it, and a turn's groups still to run. `collect`, which the agent
 first, records the group for undo (one record: undo takes the group back together, and
 says so) and sends a turn's next group; a plan's next wave is plan_run's to send.
 
-Ctrl-C between groups: the turn's calls left do not run and the model is told so (a plan's
-tasks left run when the run continues). A crash: LangGraph runs the tools step again, but
-not its tasks whose results were saved; a call the journal saw start is asked about again
-(review/cut_off_calls.py), never run twice in silence. A batch whose seal does not match
-(written by a client of a server, or left when the person sent a new message instead of
-continuing a stopped run) is not believed: nothing more of it runs or is recorded, and its
-calls without a result are settled as dismissed (review/dismissed_calls.py).
+Ctrl-C: the group that ran is recorded, the turn's calls left do not run and the model is
+told so; the run stops at an agent task, as any run Ctrl-C stops between steps, and
+`run --thread` continues it (a plan's tasks left run then). A crash: LangGraph runs the
+tools step again, but not its tasks whose results were saved; a call the journal saw start
+is asked about again (review/cut_off_calls.py), never run twice in silence. A batch whose
+seal does not match (written by a client of a server, or left when the person sent a new
+message instead of continuing a stopped run) is not believed: nothing more of it runs or
+is recorded, and its calls without a result are settled as dismissed
+(review/dismissed_calls.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
-from langgraph.graph import END
 from langgraph.types import Send
 
 from agentcli.agent.review.approval_seals import ApprovalKey, seal_call
 from agentcli.agent.review.audit_records import audit_record
 from agentcli.agent.toolset.sandboxing import UNCONFINED
 from agentcli.agent.undo_snapshots import after_group, before_group
+from agentcli.errors import Interrupted
 from agentcli.snapshots.call_snapshots import READ_ONLY_TOOLS
 
 STOPPED = "not run: the run was stopped (Ctrl-C) before this call's turn came"
@@ -84,6 +86,28 @@ def turn_groups(calls: Sequence[Any]) -> list[list[Any]]:
         else:
             groups.append([call])
     return groups
+
+
+def start_turn(
+    ctx: Any,
+    key: ApprovalKey,
+    thread_id: str,
+    step: int,
+    message: Any,
+    approved: Sequence[Any],
+    unconfined: Collection[Any] = (),
+    checkpoint: str | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """The approved calls of the model's turn `message`, sent from the node at `step` (the
+    review or approve node): where the graph goes (their first group, or back to the
+    model), and the batch for the update (the groups after it)."""
+    if not approved:
+        return "agent", {}
+    calls = in_order(approved, message.tool_calls)
+    groups = [[Job(c, c["id"] in unconfined) for c in group] for group in turn_groups(calls)]
+    run = str(message.id or "turn")
+    sends, batch = dispatch(ctx, key, thread_id, step, run, groups[0], groups[1:], checkpoint)
+    return sends, {"batch": batch} if batch else {}
 
 
 def dispatch(
@@ -140,14 +164,16 @@ def collect(
     left = [[_job(kept) for kept in group] for group in batch.get("left") or []]
     if noted:
         update["messages"] = noted
-    if not left:
-        return Collected(update, "agent" if noted else None)
     cancel = getattr(ctx, "cancel", None)
-    if cancel is not None and cancel.is_set():  # Ctrl-C: the rest of the turn does not run
-        jobs = [job for group in left for job in group]
+    if cancel is not None and cancel.is_set():
+        if not left:  # the group is recorded (once); the run that continues collects the rest
+            raise Interrupted("interrupted before the model was asked again")
+        jobs = [job for group in left for job in group]  # the rest of the turn does not run
         update["messages"] = [*noted, *(_not_run(job.call, STOPPED) for job in jobs)]
         update["audit"] = [audit_record(j.call, "skipped", "agentcli", STOPPED) for j in jobs]
-        return Collected(update, END)
+        return Collected(update, "agent")  # saved; the agent task then stops the run
+    if not left:
+        return Collected(update, "agent" if noted else None)
     sends, following = dispatch(
         ctx, key, thread_id, step, batch["run"], left[0], left[1:], checkpoint
     )

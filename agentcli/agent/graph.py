@@ -25,7 +25,7 @@ from langgraph.types import Command
 from agentcli.agent.agents_md import prompt_section
 from agentcli.agent.context.compaction import outgoing
 from agentcli.agent.context.fit import ContextFit, notice
-from agentcli.agent.executor import collect
+from agentcli.agent.executor import collect, start_turn
 from agentcli.agent.model.answer_stream import Accumulator
 from agentcli.agent.model.call_ids import with_call_ids
 from agentcli.agent.model.cut_off_answers import cut_off_reason, without_calls
@@ -185,8 +185,6 @@ def build_graph(
             return Command(update=collected.update, goto=collected.goto)
         carried = collected.update  # {"batch": None} once a batch is done with
         if ctx.cancel is not None and ctx.cancel.is_set():  # Ctrl-C: no further model call
-            if carried:
-                return Command(update=carried, goto=END)
             raise Interrupted("interrupted before the model was asked again")
         allowed = allowed_tools(key, thread, state)
         if moved := advance(state, ctx, key, thread, step, allowed, checkpoint):  # a plan runs
@@ -243,7 +241,7 @@ def build_graph(
 
     builder = StateGraph(AgentState, context_schema=context_schema)
     builder.add_node("agent", chaining(agent), destinations=("review", "agent", "tools", END))
-    review, approve = make_review_nodes(tools)
+    review, approve = make_review_nodes(tools, start_turn)
     plan_review, plan_approve = make_plan_nodes(tools)
     review = _plan_first(plan_review, review)
     approve = _plan_first(plan_approve, approve)

@@ -62,7 +62,10 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
             ready_task = {**task, "tool_call": ready}
             return _run(ready_task, ready, unconfined, undo, runtime, config, PLAN_RERUN_DECISIONS)
 
-        return run_task(call, plan, runtime.context, key, thread_id, run)
+        journal = runtime.context.journal
+        at = journal_key(call["id"], config["configurable"].get("checkpoint_ns", ""))
+        cut = journal is not None and bool(journal.call_state(thread_id, at))
+        return run_task(call, plan, runtime.context, key, thread_id, run, cut)
 
     def _asked_again(
         call: Any, ctx: RunContext, config: RunnableConfig, offered: Sequence[str]

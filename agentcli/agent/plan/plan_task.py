@@ -40,11 +40,13 @@ def run_task(
     key: ApprovalKey,
     thread_id: str,
     run: Callable[[dict[str, Any]], Any],
+    cut_off: bool = False,
 ) -> dict[str, Any]:
     """The update of one plan task: its entry in `plan_results`, and audit records.
-    `run` runs the call (the journal asks about it if a crash cut it off)."""
+    `run` runs the call (the journal asks about it if a crash cut it off); `cut_off`: the
+    journal saw it start before a crash (the person decides what becomes of it)."""
     audit: list[dict[str, Any]] = []
-    entry, update = _task(call, plan, ctx, run, audit)
+    entry, update = _task(call, plan, ctx, run, audit, cut_off)
     entry["seal"] = key.seal(*result_parts(thread_id, plan["run"], call["id"], entry))
     pending = [*audit, *(update.get("audit_pending") or [])]
     return {**update, "plan_results": {call["id"]: entry}, "audit_pending": pending}
@@ -56,14 +58,17 @@ def _task(
     ctx: Any,
     run: Callable[[dict[str, Any]], Any],
     audit: list[dict[str, Any]],
+    cut_off: bool,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     values = {int(n): str(v) for n, v in (plan.get("given") or {}).items()}
     args = substitute(call["name"], call["args"], values)
     if args != call["args"]:
-        refusal = moved(call["name"], call["args"], args, set(values), values)
-        if refusal is None:
+        # a task a crash cut off passed these checks before it started, in the process that
+        # died: now the person is asked about it (run() asks), whatever this one's policy
+        refusal = None if cut_off else moved(call["name"], call["args"], args, set(values), values)
+        if refusal is None and not cut_off:
             refusal = _refused(call, args, plan, ctx, audit)
-        else:
+        elif refusal is not None:
             audit.append(audit_record(call, "refused", "agentcli", refusal, ran_args=args))
         if refusal:
             return {"outcome": REFUSED, "why": refusal, "ran_args": args}, {}

@@ -8,7 +8,7 @@ interrupt: on resume the node re-runs from the start and must reach the same que
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -20,11 +20,9 @@ from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from agentcli.agent.executor import Job, dispatch, in_order, turn_groups
 from agentcli.agent.model.storable_calls import UNKEPT
 from agentcli.agent.review.answers import ask, checked
 from agentcli.agent.review.approval_seals import (
-    ApprovalKey,
     allowed_tools,
     key_of,
     review_sealed,
@@ -44,6 +42,9 @@ from agentcli.agent.undo_snapshots import review_note
 from agentcli.policy.thread_rules import scoped_entry
 from agentcli.threads.langgraph_internals import step_checkpoint
 
+# (ctx, key, thread, step, message, approved, unconfined, checkpoint) -> (goto, update):
+# the executor's start of a turn (agent/executor.py), passed in by the graph
+Start = Callable[..., tuple[Any, dict[str, Any]]]
 UNCONFINED_BY_PERSON = "off (unconfined once, chosen at the review)"
 
 REJECTED = "rejected by the user"
@@ -91,23 +92,6 @@ class Turn:
         replies = {"messages": self.replies} if self.replies else {}
         return {**replies, "audit": self.audit, **extra}
 
-    def next(
-        self, ctx: Any, key: ApprovalKey, config: RunnableConfig, message: AIMessage
-    ) -> tuple[Any, dict[str, Any]]:
-        """Where the graph goes, and what else the update holds: the calls to run, in the
-        order of the model's `message`, to the executor (its first group now, the rest as
-        the sealed batch), or back to the model."""
-        if not self.approved:
-            return "agent", {}
-        calls = in_order(self.approved, message.tool_calls)
-        groups = [[Job(c, c["id"] in self.unconfined) for c in g] for g in turn_groups(calls)]
-        run = str(message.id or "turn")
-        thread, step = thread_of(config), step_of(config)
-        sends, batch = dispatch(
-            ctx, key, thread, step, run, groups[0], groups[1:], step_checkpoint(config)
-        )
-        return sends, {"batch": batch} if batch else {}
-
     def note(self, call: Any, decision: str, who: str, by: str, **extra: Any) -> None:
         self.audit.append(audit_record(call, decision, who, by, **extra))
 
@@ -115,8 +99,9 @@ class Turn:
 STOPPED = "not run: the run stopped after too many invalid tool calls"
 
 
-def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGraph nodes
-    """`review` validates and applies the policy; `approve` asks a person for the rest.
+def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 - two nodes
+    """`review` validates and applies the policy; `approve` asks a person for the rest;
+    `start` hands the approved calls to the executor.
 
     They are two nodes so that the policy's verdicts are saved before the interrupt: a
     resume (maybe by another process with other flags) answers exactly what was asked.
@@ -124,6 +109,12 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
     the tools task runs at (this one's next).
     """
     by_name = {tool.name: tool for tool in tools}
+
+    def run(ctx: Any, key: Any, config: RunnableConfig, turn: Turn, message: AIMessage) -> Any:
+        """The approved calls to the executor, in the model's order: (goto, update)."""
+        where = (thread_of(config), step_of(config))
+        approved, lifted = turn.approved, turn.unconfined
+        return start(ctx, key, *where, message, approved, lifted, step_checkpoint(config))
 
     def review(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Command:
         ctx = runtime.context
@@ -175,7 +166,7 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
             lifted_ids = [c["id"] for c in turn.approved if c["id"] in turn.unconfined]
             update["review"] = seal_review(key, thread, step, turn.approved, asking, lifted_ids)
             return Command(update=update, goto="approve")
-        goto, batch = turn.next(ctx, key, config, message)
+        goto, batch = run(ctx, key, config, turn, message)
         return Command(update=turn.update(invalid_turns=invalid_turns, **batch), goto=goto)
 
     def approve(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Command:
@@ -251,7 +242,7 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
         if remember:
             update["allowed_tools"] = remember
             update["allowed_seals"] = [seal_tool(key, thread, name) for name in remember]
-        goto, batch = turn.next(ctx, key, config, message)
+        goto, batch = run(ctx, key, config, turn, message)
         return Command(update={**update, **batch}, goto=goto)
 
     return review, approve
