@@ -12,7 +12,7 @@ long-lived Session (SqliteStore, the real graph):
 
 The tool is registered under the name of a built-in reader (`search_files`): agentcli runs
 the reads of a turn side by side and every other call after the calls before it
-(agent/turn_order.py). A third row runs the same sleep under another name (a tool that may
+(agent/executor.py). A third row runs the same sleep under another name (a tool that may
 change files): the four take turns, in the order the model gave them (checked), so about
 2 s is what that row should show.
 

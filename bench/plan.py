@@ -13,8 +13,14 @@ allowed by policy (the person's time is not measured):
 
 The goal (issue 20): plan mode at least 2x faster and at most 0.6x the tokens of the loop.
 
+A second task (issue 26) runs agentcli's own `shell` tool, undo's snapshots on, as a
+person's session would: four independent `sleep 1` commands. Plan mode runs them side by
+side (one wave: agent/executor.py); the loops run them one after the other (each call may
+change files, so it runs after every call before it). Goal: plan mode at least 2x faster
+than the one-call loop.
+
     .venv/bin/python bench/plan.py             # 3 rounds, interleaved; medians
-    .venv/bin/python bench/plan.py --quick     # one round, the model and tool 10x faster
+    .venv/bin/python bench/plan.py --quick     # one round, the model and tools 10x faster
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from agentcli.policy.approval_policy import Policy
 from agentcli.session.local import Session
 from agentcli.threads.sqlite_backend import SqliteStore
 
-SCALE = {"model": 1.0, "tool": 0.5}
+SCALE = {"model": 1.0, "tool": 0.5, "shell": 1.0}
 # task: (topic, the tasks whose results it uses)
 TASKS: dict[int, tuple[str, tuple[int, ...]]] = {
     1: ("prices", ()),
@@ -49,6 +55,7 @@ TASKS: dict[int, tuple[str, tuple[int, ...]]] = {
     5: ("sentiment", (3,)),
     6: ("report", (4, 5)),
 }
+SHELL: dict[int, tuple[str, tuple[int, ...]]] = {n: ("sleep", ()) for n in range(1, 5)}
 
 
 @tool
@@ -62,7 +69,9 @@ def lookup(topic: str) -> str:
     return f"notes on {topic[:40]}: " + "lorem ipsum dolor sit amet " * 6
 
 
-def _args(task: int, results: dict[int, str] | None) -> dict[str, str]:
+def _args(task: int, results: dict[int, str] | None, workload: str) -> dict[str, str]:
+    if workload == "shell":
+        return {"command": f"sleep {SCALE['shell']}; echo {task}"}
     topic, uses = TASKS[task]
     if results is None:  # plan mode: the results are put in when the task runs
         return {"topic": " ".join([topic, *(f"${n}" for n in uses)])}
@@ -73,6 +82,7 @@ class ScriptedModel(BaseChatModel):
     """Takes SCALE["model"] s a call; answers as its `mode` plans or loops."""
 
     mode: str = "plan"
+    workload: str = "lookup"  # or "shell"
     tools: list[Any] = []
 
     @property
@@ -101,19 +111,25 @@ class ScriptedModel(BaseChatModel):
         last_user = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
         turn = messages[last_user + 1 :]
         done = {int(m.tool_call_id.rsplit("_", 1)[1]): m.text for m in turn if _ours(m)}
+        graph, tool_name = (SHELL, "shell") if self.workload == "shell" else (TASKS, "lookup")
         if self.mode == "plan":
             if any(isinstance(m, ToolMessage) for m in turn):
                 return AIMessage("The report is ready.")
             tasks = [
-                {"id": n, "tool": "lookup", "args": _args(n, None), "deps": list(TASKS[n][1])}
-                for n in TASKS
+                {
+                    "id": n,
+                    "tool": tool_name,
+                    "args": _args(n, None, self.workload),
+                    "deps": list(graph[n][1]),
+                }
+                for n in graph
             ]
             return AIMessage("", tool_calls=[_call("plan", {"tasks": tasks}, "plan_0")])
-        ready = [n for n in TASKS if n not in done and set(TASKS[n][1]) <= set(done)]
+        ready = [n for n in graph if n not in done and set(graph[n][1]) <= set(done)]
         if not ready:
             return AIMessage("The report is ready.")
         chosen = ready if self.mode == "parallel" else ready[:1]
-        calls = [_call("lookup", _args(n, done), f"call_{n}") for n in chosen]
+        calls = [_call(tool_name, _args(n, done, self.workload), f"call_{n}") for n in chosen]
         return AIMessage("", tool_calls=calls)
 
 
@@ -125,17 +141,22 @@ def _call(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
     return {"name": name, "args": args, "id": call_id, "type": "tool_call"}
 
 
-def measure(mode: str, tmp: Path, round_: int) -> tuple[float, int, int]:
-    """(wall seconds, model calls, tokens) of one run of the task on a new thread."""
-    db = tmp / f"{mode}-{round_}.db"
-    model = ScriptedModel(mode=mode)
+def measure(mode: str, tmp: Path, round_: int, workload: str = "lookup") -> tuple[float, int, int]:
+    """(wall seconds, model calls, tokens) of one run of the task on a new thread. The
+    shell workload runs agentcli's built-in tools (the shell among them), undo's snapshots
+    on, in a workspace of its own."""
+    db = tmp / f"{workload}-{mode}-{round_}.db"
+    shell = workload == "shell"
+    workspace = tmp / f"ws-{workload}-{mode}-{round_}"
+    workspace.mkdir()
+    model = ScriptedModel(mode=mode, workload=workload)
     session = Session(
-        Settings(db=str(db), model="bench", undo_snapshots=False),
+        Settings(db=str(db), model="bench", undo_snapshots=shell),
         SqliteStore(db),
         Policy.build(auto_approve=True),
-        workspace=tmp,
+        workspace=workspace,
         model=model,
-        tools=[lookup],
+        tools=None if shell else [lookup],
     )
     start = time.perf_counter()
     events = list(session.send("write the report", plan=mode == "plan"))
@@ -156,12 +177,15 @@ def main() -> None:
     rounds = 1 if args.quick else args.rounds
     if args.quick:
         SCALE.update(model=0.1, tool=0.05)
+        SCALE.update(shell=0.1)
     modes = ["plan", "sequential", "parallel"]
     found: dict[str, list[tuple[float, int, int]]] = {m: [] for m in modes}
+    shell: dict[str, list[tuple[float, int, int]]] = {m: [] for m in modes}
     with tempfile.TemporaryDirectory(prefix="agentcli-bench-") as tmp:
         for round_ in range(rounds):  # interleaved: noise hits every mode alike
             for mode in modes:
                 found[mode].append(measure(mode, Path(tmp), round_))
+                shell[mode].append(measure(mode, Path(tmp), round_, "shell"))
     wall = {m: median([w for w, _, _ in found[m]]) for m in modes}
     tokens = {m: median([t for _, _, t in found[m]]) for m in modes}
     rows = []
@@ -189,6 +213,37 @@ def main() -> None:
                 ["speed-up over the parallel loop (x)", wall["parallel"] / wall["plan"], None, ""],
                 ["tokens vs the parallel loop", tokens["plan"] / tokens["parallel"], None, ""],
             ],
+        )
+    )
+    print(
+        f"\nshell tasks: four independent `sleep {SCALE['shell']}` commands through agentcli's"
+        " shell tool, undo's snapshots on\n"
+    )
+    shell_wall = {m: median([w for w, _, _ in shell[m]]) for m in modes}
+    print(
+        table(
+            ["path", "wall s", "model calls"],
+            [
+                ["shell tasks, plan mode", shell_wall["plan"], shell["plan"][0][1]],
+                [
+                    "shell tasks, loop, one call a turn",
+                    shell_wall["sequential"],
+                    shell["sequential"][0][1],
+                ],
+                [
+                    "shell tasks, loop, parallel calls",
+                    shell_wall["parallel"],
+                    shell["parallel"][0][1],
+                ],
+            ],
+        )
+    )
+    print()
+    shell_speedup = shell_wall["sequential"] / shell_wall["plan"]
+    print(
+        table(
+            ["against the one-call loop", "measured", "goal", "met"],
+            [["shell tasks, speed-up (x)", shell_speedup, 2.0, verdict(1 / shell_speedup, 0.5)]],
         )
     )
 

@@ -1,4 +1,7 @@
-"""The agent graph: agent -> review [-> approve] -> tools (one task per call) -> agent."""
+"""The agent graph: agent -> review [-> approve] -> tools (one task per call) -> agent.
+
+The approved calls go to the tools node in groups (executor.py): the calls of a group side
+by side in one step, each group after the one before it (the agent node sends the next)."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from langgraph.types import Command
 from agentcli.agent.agents_md import prompt_section
 from agentcli.agent.context.compaction import outgoing
 from agentcli.agent.context.fit import ContextFit, notice
+from agentcli.agent.executor import collect, start_turn
 from agentcli.agent.model.answer_stream import Accumulator
 from agentcli.agent.model.call_ids import with_call_ids
 from agentcli.agent.model.cut_off_answers import cut_off_reason, without_calls
@@ -40,8 +44,8 @@ from agentcli.agent.text_calls.prompt import as_text, describe
 from agentcli.agent.text_calls.recovery import with_text_calls
 from agentcli.agent.text_calls.stream import HeldBack
 from agentcli.agent.tools_node import make_tools_node
-from agentcli.agent.turn_order import forget_turn
 from agentcli.errors import Interrupted
+from agentcli.threads.langgraph_internals import step_checkpoint
 from agentcli.threads.stopped_answer import INTERRUPTED, was_stopped
 
 SYSTEM = """You are agentcli, an assistant working in a terminal on the user's machine.
@@ -174,16 +178,21 @@ def build_graph(
         ctx = runtime.context
         messages = state["messages"]
         key, thread = key_of(ctx), thread_of(config)
-        forget_turn(thread, step_of(config) - 1)  # the calls of the step before have ended
+        step, checkpoint = step_of(config), step_checkpoint(config)
+        # the group of calls that ran: recorded for undo; a turn's next group sent
+        collected = collect(state, ctx, key, thread, step, checkpoint)
+        if collected.goto is not None:
+            return Command(update=collected.update, goto=collected.goto)
+        carried = collected.update  # {"batch": None} once a batch is done with
         if ctx.cancel is not None and ctx.cancel.is_set():  # Ctrl-C: no further model call
             raise Interrupted("interrupted before the model was asked again")
         allowed = allowed_tools(key, thread, state)
-        if moved := advance(state, key, thread, step_of(config), allowed):  # a plan runs
-            return Command(update=moved["update"], goto=moved["goto"])
+        if moved := advance(state, ctx, key, thread, step, allowed, checkpoint):  # a plan runs
+            return Command(update={**carried, **moved["update"]}, goto=moved["goto"])
         if settled := reconcile(state):  # calls a client left undecided: told, then asked
-            return Command(update=settled, goto="agent")
+            return Command(update={**carried, **settled}, goto="agent")
         if steps_since_user(messages) >= ctx.max_steps:
-            return Command(goto=END)
+            return Command(update=carried, goto=END)
         plan_mode = planning(messages)
         prompt = system_prompt(ctx) + ("\n\n" + PLAN_INSTRUCTIONS if plan_mode else "")
         chosen = binding(plan_mode)
@@ -192,13 +201,14 @@ def build_graph(
             prompt += "\n\n" + chosen.described
         budget, compaction = fit.budget(ctx), state.get("compaction")
         sent = _as_sent(outgoing(prompt, messages, compaction, budget), textual)
-        update: dict[str, Any] = {}
+        update: dict[str, Any] = dict(carried)
         fresh = (compaction or {}).get("length") != len(messages)  # once per new message
         if budget and ctx.compact and fresh and fit.estimate(sent) > budget.limit:
             done = fit.compacted(chosen.plain, prompt, messages, compaction, budget, "threshold")
             if done:
                 runtime.stream_writer(notice(done[0]))
-                return Command(update={"compaction": done[0]}, goto="agent")  # saved, then asked
+                update["compaction"] = done[0]
+                return Command(update=update, goto="agent")  # saved, then asked
         write = runtime.stream_writer
 
         def asked(request: list[BaseMessage]) -> BaseMessage:
@@ -231,7 +241,7 @@ def build_graph(
 
     builder = StateGraph(AgentState, context_schema=context_schema)
     builder.add_node("agent", chaining(agent), destinations=("review", "agent", "tools", END))
-    review, approve = make_review_nodes(tools)
+    review, approve = make_review_nodes(tools, start_turn)
     plan_review, plan_approve = make_plan_nodes(tools)
     review = _plan_first(plan_review, review)
     approve = _plan_first(plan_approve, approve)

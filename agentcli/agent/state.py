@@ -52,10 +52,13 @@ class AgentState(TypedDict, total=False):
     audit: Annotated[  # one record per decided call
         list[dict[str, Any]], DeltaChannel(_extend, snapshot_frequency=SNAPSHOT_EVERY // 4)
     ]
-    # records of the tools tasks, which run in parallel and cannot see `audit`: the next
+    # records of the tools tasks, which run side by side and cannot see `audit`: the next
     # node chains them into it (review/audit_chain.py)
     audit_pending: Annotated[list[dict[str, Any]], operator.add]
     review: dict[str, Any] | None  # the policy's verdicts, while a person decides the rest
+    # the group of approved calls running and, for a model turn, the groups still to run,
+    # sealed (executor.py)
+    batch: dict[str, Any] | None
     # an approved plan while it runs (plan/plan_run.py), sealed, and its tasks' results
     plan: dict[str, Any] | None
     plan_results: Annotated[dict[str, Any], _merged]

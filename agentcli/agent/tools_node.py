@@ -1,6 +1,7 @@
 """The tools node: LangGraph's ToolNode, one approved call per task, guarded by the journal.
 
-A task runs only with the seal of the review or approve node that sent it
+The executor (executor.py) sends the calls of a group, each as its own task, and LangGraph
+runs them side by side. A task runs only with the seal the executor gave it for this step
 (review/approval_seals.py). A task LangGraph runs again because its result was never saved
 (the process died while the tool ran, or just after) finds its call in the journal, and the
 person is asked again (review/cut_off_calls.py), the call marked as possibly partly run,
@@ -12,13 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from functools import partial
 from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
@@ -34,16 +33,9 @@ from agentcli.agent.review.audit_records import audit_record
 from agentcli.agent.review.cut_off_calls import ask_again, journal_key, settle
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import OFF, UNCONFINED, ran_under, would_confine
-from agentcli.agent.turn_order import LATER, turn_of
-from agentcli.agent.undo_snapshots import snapshotted
 from agentcli.decisions import PLAN_RERUN_DECISIONS, RERUN_DECISIONS
 from agentcli.threads.call_journal import RunProcess
-from agentcli.threads.langgraph_internals import resuming as resumes
-from agentcli.threads.langgraph_internals import (
-    saved_results,
-    step_checkpoint,
-    with_runtime,
-)
+from agentcli.threads.langgraph_internals import with_runtime
 
 
 def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph node
@@ -61,27 +53,19 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         call = task["tool_call"]
         unconfined = task.get("sandbox") == UNCONFINED  # sealed with the call: checked above
         plan = task.get("plan")  # a plan's task (sealed too): plan/plan_task.py runs it
-        after = task.get("after") or []  # the calls of its turn it runs after (sealed too)
-        task = {k: v for k, v in task.items() if k not in ("approval", "sandbox", "plan", "after")}
-        resuming = resumes(config)
-        if plan is None:  # after the calls before it in its turn (turn_order.py)
-            cancel = getattr(runtime.context, "cancel", None)
-            saved = partial(saved_results, config) if resuming else None
-            with turn_of(thread_id, step_of(config), call["id"], after, cancel, saved) as why:
-                if why is None:
-                    return _run(task, call, unconfined, runtime, config)
-                if why == LATER:  # no result: LangGraph runs it again with the answer
-                    raise GraphInterrupt(())
-                return _not_run(call, why)
+        undo = task.get("undo") or ""  # why its group cannot be undone (sealed too)
+        task = {k: v for k, v in task.items() if k not in ("approval", "sandbox", "plan", "undo")}
+        if plan is None:
+            return _run(task, call, unconfined, undo, runtime, config)
 
         def run(ready: dict[str, Any]) -> Any:  # the call with its deps' results put in
             ready_task = {**task, "tool_call": ready}
-            return _run(ready_task, ready, unconfined, runtime, config, PLAN_RERUN_DECISIONS)
+            return _run(ready_task, ready, unconfined, undo, runtime, config, PLAN_RERUN_DECISIONS)
 
-        def cut_off() -> tuple[Any, dict[str, Any]] | None:  # no edit: its arguments held results
-            return _asked_again(call, runtime.context, config, PLAN_RERUN_DECISIONS)
-
-        return run_task(call, plan, runtime.context, key, thread_id, resuming, run, cut_off)
+        journal = runtime.context.journal
+        at = journal_key(call["id"], config["configurable"].get("checkpoint_ns", ""))
+        cut = journal is not None and bool(journal.call_state(thread_id, at))
+        return run_task(call, plan, runtime.context, key, thread_id, run, cut)
 
     def _asked_again(
         call: Any, ctx: RunContext, config: RunnableConfig, offered: Sequence[str]
@@ -102,6 +86,7 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         task: dict[str, Any],
         call: Any,
         unconfined: bool,
+        undo: str,
         runtime: Runtime[RunContext],
         config: RunnableConfig,
         offered: Sequence[str] = RERUN_DECISIONS,
@@ -119,15 +104,11 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
                 return decided
             task = {**task, "tool_call": again}
         config = _with_context(config, runtime, journal, thread_id, key, unconfined)
-        checkpoint = step_checkpoint(config)
-        # a call that may change files waits here for the workspace (undo's snapshots): it
-        # counts as started only once it has it, so a crash while it waits re-runs it
-        with snapshotted(ctx, thread_id, task["tool_call"], checkpoint) as unsaved:
-            if journal is not None:
-                journal.call_started(thread_id, key)
-            result = _redacted(tool_node.invoke(task, config), ctx.redactor)
-        if unsaved:
-            _note(result, "; ".join(unsaved))
+        if journal is not None:
+            journal.call_started(thread_id, key)
+        result = _redacted(tool_node.invoke(task, config), ctx.redactor)
+        if undo:
+            _note(result, undo)
         if would_confine(ctx, call["name"]) or unconfined:
             _label(result, ran_under(ctx, unconfined))
         if journal is not None:
@@ -170,7 +151,7 @@ def _with_context(
 
 
 def _note(result: Any, problem: str) -> None:
-    """Say on the call's tool message that its changes were not snapshotted."""
+    """Say on the call's tool message that its group's changes were not snapshotted."""
     for message in result.get("messages", []) if isinstance(result, dict) else []:
         if isinstance(message, ToolMessage) and isinstance(message.content, str):
             message.content += f"\n[agentcli: not undoable: {problem}]"
@@ -193,13 +174,6 @@ def _redacted(result: Any, redactor: Any) -> Any:
             message.content = redactor.value(message.content)
             message.artifact = redactor.value(message.artifact)
     return result
-
-
-def _not_run(call: Any, why: str) -> dict[str, Any]:
-    """A call of a turn that did not run when its turn came (turn_order.py says why)."""
-    said = ToolMessage(why, tool_call_id=call["id"], name=call["name"], status="error")
-    skipped = audit_record(call, "skipped", "agentcli", why)
-    return {"messages": [said], "audit_pending": [skipped]}
 
 
 def _not_approved(task: Any) -> dict[str, Any]:

@@ -142,7 +142,7 @@ def _history(chat: Chat, arg: str) -> bool:
     "/undo [--force]: go back to before your last message, files too (on a fork of this thread)",
 )
 def _undo(chat: Chat, arg: str) -> bool:
-    from agentcli.session.undo import apply_undo, left_as_they_are, plan_undo
+    from agentcli.session.undo import apply_undo, left_as_they_are, plan_undo, restored_together
     from agentcli.snapshots.call_snapshots import snapshots_of
 
     s = local(chat, "/undo")
@@ -157,6 +157,8 @@ def _undo(chat: Chat, arg: str) -> bool:
     if restored:
         shown = ", ".join(restored[:10]) + (" ..." if len(restored) > 10 else "")
         say(chat, f"restored {len(restored)} file{'s' * (len(restored) != 1)}: {shown}")
+        for told in restored_together(plan):
+            say(chat, told)
     for told in left_as_they_are(plan):
         say(chat, told)
     return say(chat, f"undone: now on {fork.thread_id}, forked from {row.thread_id}")

@@ -97,7 +97,7 @@ def modes_done(done: ModesPutBack) -> list[str]:
 
 def describe(plan: UndoPlan, files: bool, force: bool) -> list[str]:
     """What the undo will do, a line each; refuses (before asking) what --force would need."""
-    from agentcli.session.undo import left_as_they_are
+    from agentcli.session.undo import left_as_they_are, restored_together
     from agentcli.snapshots.rewind import ChangedSince
 
     out = [f"thread {plan.row.thread_id}: back to before message {plan.turn}"]
@@ -118,6 +118,8 @@ def describe(plan: UndoPlan, files: bool, force: bool) -> list[str]:
         changes = restoration.mode_changes
         more = f" and {len(changes) - 20} more" if len(changes) > 20 else ""
         out.append(f"modes restored ({len(changes)}): {', '.join(changes[:20])}{more}")
+    if restoration is not None and (restoration.paths or restoration.mode_changes):
+        out += restored_together(plan)
     out += left_as_they_are(plan)
     if restoration is not None and restoration.outside:
         if not force:

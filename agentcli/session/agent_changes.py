@@ -34,11 +34,11 @@ def call_turns(messages: list[Any]) -> list[tuple[str, int]]:
 def changes_by_turn(
     snapshots: WorkspaceSnapshots, row: ThreadRow, messages: list[Any]
 ) -> list[tuple[int, CallChange]]:
-    """The thread's snapshotted calls, oldest first, each with its turn.
+    """The thread's snapshotted groups of calls, oldest first, each with its turn.
 
-    Each record is matched to the earliest call of the messages with its id not matched
-    yet: records come turn by turn, but the calls of one model message finish (and are
-    recorded) in any order, and some servers give every turn's first call the same id."""
+    Each record is matched to the earliest call of the messages with its (first) id not
+    matched yet, and the other calls of its group with it: records come turn by turn, and
+    some servers give every turn's first call the same id."""
     calls = call_turns(messages)
     unmatched: dict[str, list[int]] = {}
     for index, (call_id, _) in enumerate(calls):
@@ -49,6 +49,9 @@ def changes_by_turn(
             found.append((AFTER_ALL, change))
         elif waiting := unmatched.get(change.call_id):
             found.append((calls[waiting.pop(0)][1], change))
+            for other in change.calls[1:]:
+                if more := unmatched.get(other):
+                    more.pop(0)
     return found
 
 
@@ -56,13 +59,14 @@ def changed_files(
     snapshots: WorkspaceSnapshots, row: ThreadRow, messages: list[Any]
 ) -> dict[str, list[str]]:
     """The files each snapshotted call changed, by call id (the later call wins where the
-    model reused an id)."""
+    model reused an id); the calls of a group that ran side by side each get the group's."""
     repo = snapshots.repo(Path(row.workspace))
-    return {
-        change.call_id: repo.changed(change.before, change.after)
-        for _, change in changes_by_turn(snapshots, row, messages)
-        if change.tool != UNDO
-    }
+    out: dict[str, list[str]] = {}
+    for _, change in changes_by_turn(snapshots, row, messages):
+        if change.tool != UNDO:
+            paths = repo.changed(change.before, change.after)
+            out.update({call_id: paths for call_id in change.calls or [change.call_id]})
+    return out
 
 
 def turn_diff(

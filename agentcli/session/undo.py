@@ -31,6 +31,16 @@ class UndoPlan:
         return list(dict.fromkeys(p for c in self.calls if c.tool != UNDO for p in c.unseen))
 
 
+def restored_together(undo: UndoPlan) -> list[str]:
+    """A line for each group of calls that ran side by side and changed files: one snapshot
+    holds their changes, so they are taken back together."""
+    return [
+        f"restored together (these calls ran side by side): {_shown(c.calls)}"
+        for c in undo.calls
+        if c.tool != UNDO and len(c.calls) > 1 and c.changed
+    ]
+
+
 def left_as_they_are(undo: UndoPlan) -> list[str]:
     """What restoring the files leaves as it is, a line each: files the snapshots did not
     keep, files an ignore file the agent changed hid from them, and files the calls may

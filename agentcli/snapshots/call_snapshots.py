@@ -1,10 +1,14 @@
-"""The snapshots taken around each approved call that may change files, and reading them back.
+"""The snapshots taken around each group of approved calls that may change files, and
+reading them back.
 
-Before such a call runs, the workspace is snapshotted; after it, again, and a commit in the
-store records the call: its tree is the workspace after the call, its message (JSON) names
-the thread, the call, the tool, the tree before, the files not kept, the files the call
-may have changed that no snapshot holds (ignored ones, git's own), and the blobs of the
-files' and folders' modes before and after (file_modes.py). Each thread's calls form a
+The executor (agent/executor.py) runs the calls of a turn and the tasks of a plan in
+groups, the calls of a group side by side. Before a group that may change files runs, the
+workspace is snapshotted; after it, again, and a commit in the store records the group:
+its tree is the workspace after it, its message (JSON) names the thread, the group's calls
+and tools, the tree before, the files not kept, the files the calls may have changed that
+no snapshot holds (ignored ones, git's own), and the blobs of the files' and folders'
+modes before and after (file_modes.py). The calls of a group ran at the same time, so one
+record holds them together: undo takes them back together. Each thread's records form a
 chain under `refs/agentcli/threads/<thread id>`.
 """
 
@@ -17,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agentcli.config import Settings
 from agentcli.errors import SnapshotError
@@ -32,9 +37,9 @@ _THREAD = re.compile(r"[A-Za-z0-9_-]{1,100}")
 
 @dataclass
 class CallChange:
-    """What one call changed: the workspace's tree before it and after it."""
+    """What one group of calls changed: the workspace's tree before it and after it."""
 
-    call_id: str
+    call_id: str  # the group's first call
     tool: str
     before: str
     after: str
@@ -48,6 +53,8 @@ class CallChange:
     # before snapshots kept modes)
     modes_before: str = ""
     modes_after: str = ""
+    calls: list[str] = field(default_factory=list)  # every call of the group, in order
+    group: str = ""  # which group of its batch (agent/executor.py) it records
 
     @property
     def changed(self) -> bool:
@@ -83,6 +90,38 @@ class WorkspaceSnapshots:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
+    def before(self, workspace: Path, paths: Sequence[str] | None = None) -> Taken:
+        """The workspace snapshotted before a group of calls runs.
+
+        `paths`: the only files the calls may change (file tools' paths), None when they
+        may change any: the record names those of them that no snapshot holds (for None,
+        every ignored file and folder of the workspace), which undo then says it cannot
+        restore. The workspace is locked while the snapshot is taken, not while the calls
+        run: calls of one group run side by side, and their record holds them together."""
+        with self.locked(self.repo(workspace)) as repo:
+            return Taken(repo.snapshot(), _unseen(repo, paths))
+
+    def after(
+        self,
+        thread_id: str,
+        workspace: Path,
+        taken: Taken,
+        calls: Sequence[tuple[str, str]],
+        checkpoint: str | None = None,
+        group: str = "",
+    ) -> None:
+        """Snapshot the workspace after the group `calls` ((call id, tool), in order) ran
+        from `taken`, and record it on the thread. `group` names it: a record of that group
+        already there (written before a crash cut off what followed) is not written again."""
+        with self.locked(self.repo(workspace)) as repo:
+            head = self._head(repo, thread_id) if group else None
+            if head is not None and head.group == group:
+                return
+            after = repo.snapshot()
+            self._record(
+                repo, thread_id, calls, taken.snapshot, after, checkpoint, taken.unseen, group
+            )
+
     @contextmanager
     def around(
         self,
@@ -93,23 +132,12 @@ class WorkspaceSnapshots:
         checkpoint: str | None = None,
         paths: Sequence[str] | None = None,
     ) -> Iterator[None]:
-        """Snapshot before the call runs (the body) and record what it changed after.
-
-        `paths`: the only files the call may change (a file tool's path), None when it may
-        change any: the record names those of them that no snapshot holds (for None, every
-        ignored file and folder of the workspace), which undo then says it cannot restore.
-
-        The workspace stays locked while the call runs: calls that may change files run
-        one at a time per workspace (others wait), so that each record holds its own call's
-        changes and none of another's half-done (a temporary file, a file half written)."""
-        with self.locked(self.repo(workspace)) as repo:
-            before = repo.snapshot()
-            unseen = _unseen(repo, paths)
-            try:
-                yield
-            finally:
-                after = repo.snapshot()
-                self._record(repo, thread_id, call_id, tool, before, after, checkpoint, unseen)
+        """One call (the body) as a group of its own: snapshotted before and after."""
+        taken = self.before(workspace, paths)
+        try:
+            yield
+        finally:
+            self.after(thread_id, workspace, taken, [(call_id, tool)], checkpoint)
 
     @contextmanager
     def restoring(self, thread_id: str, workspace: Path) -> Iterator[ShadowRepo]:
@@ -123,24 +151,26 @@ class WorkspaceSnapshots:
             finally:
                 after = repo.snapshot()
                 if (after.tree, after.modes) != (before.tree, before.modes):  # else none written
-                    self._record(repo, thread_id, UNDO, UNDO, before, after)
+                    self._record(repo, thread_id, [(UNDO, UNDO)], before, after)
 
     def _record(
         self,
         repo: ShadowRepo,
         thread_id: str,
-        call_id: str,
-        tool: str,
+        calls: Sequence[tuple[str, str]],
         before: Snapshot,
         after: Snapshot,
         checkpoint: str | None = None,
         unseen: Sequence[str] = (),
+        group: str = "",
     ) -> None:
         ref = thread_ref(thread_id)
         message = {
             "thread": thread_id,
-            "call": call_id,
-            "tool": tool,
+            "call": calls[0][0],
+            "tool": calls[0][1],
+            **({"calls": [list(c) for c in calls]} if len(calls) > 1 else {}),
+            **({"group": group} if group else {}),
             "checkpoint": checkpoint,  # the thread's checkpoint the call's step started from
             "before": before.tree,
             "skipped": sorted(set(before.skipped) | set(after.skipped)),
@@ -155,7 +185,7 @@ class WorkspaceSnapshots:
             return repo.snapshot()
 
     def changes(self, thread_id: str, workspace: Path) -> list[CallChange]:
-        """Every call recorded for the thread, oldest first."""
+        """Every group of calls recorded for the thread, oldest first."""
         repo = self.repo(workspace)
         if not (repo.git_dir / "HEAD").is_file():
             return []
@@ -163,31 +193,15 @@ class WorkspaceSnapshots:
         if repo.ref(ref) is None:
             return []
         out = repo.git("log", "--format=%H%x1f%T%x1f%B%x1e", ref).decode("utf-8", "replace")
-        found = []
-        for entry in out.split("\x1e"):
-            parts = entry.strip("\n").split("\x1f")
-            if len(parts) != 3:
-                continue
-            commit, tree, body = parts
-            try:
-                meta = json.loads(body)
-                found.append(
-                    CallChange(
-                        str(meta["call"]),
-                        str(meta["tool"]),
-                        str(meta["before"]),
-                        tree,
-                        [str(p) for p in meta.get("skipped", [])],
-                        commit,
-                        str(meta["checkpoint"]) if meta.get("checkpoint") else None,
-                        [str(p) for p in meta.get("unseen", [])],
-                        str(meta.get("modes_before") or ""),
-                        str(meta.get("modes_after") or ""),
-                    )
-                )
-            except (ValueError, KeyError, TypeError):
-                continue  # not a call record of ours
+        found = [c for entry in out.split("\x1e") if (c := _change(entry)) is not None]
         return found[::-1]
+
+    def _head(self, repo: ShadowRepo, thread_id: str) -> CallChange | None:
+        """The thread's last record."""
+        if repo.ref(thread_ref(thread_id)) is None:
+            return None
+        out = repo.git("log", "-1", "--format=%H%x1f%T%x1f%B", thread_ref(thread_id))
+        return _change(out.decode("utf-8", "replace"))
 
     def forget(self, thread_id: str, workspace: Path) -> None:
         """Drop a deleted thread's records (git prunes their objects when it collects)."""
@@ -201,6 +215,61 @@ class WorkspaceSnapshots:
         repo = self.repo(workspace)
         if head is not None and (repo.git_dir / "HEAD").is_file():
             repo.set_ref(thread_ref(target), head)
+
+
+@dataclass(frozen=True)
+class Taken:
+    """The snapshot before a group of calls, and what they may change that it does not hold."""
+
+    snapshot: Snapshot
+    unseen: list[str]
+
+    def saved(self) -> dict[str, Any]:
+        """As kept in the executor's state until the group has run."""
+        shot = self.snapshot
+        return {
+            "tree": shot.tree,
+            "skipped": shot.skipped,
+            "modes": shot.modes,
+            "unseen": self.unseen,
+        }
+
+    @classmethod
+    def read(cls, saved: Any) -> Taken | None:
+        """What `saved` made (None: not that shape)."""
+        if not isinstance(saved, dict) or not isinstance(saved.get("tree"), str):
+            return None
+        lists = [saved.get("skipped"), saved.get("unseen")]
+        if not all(isinstance(x, list) and all(isinstance(p, str) for p in x) for x in lists):
+            return None
+        snapshot = Snapshot(saved["tree"], list(saved["skipped"]), str(saved.get("modes") or ""))
+        return cls(snapshot, list(saved["unseen"]))
+
+
+def _change(entry: str) -> CallChange | None:
+    """One record read back (None: not a record of ours)."""
+    parts = entry.strip("\n").split("\x1f")
+    if len(parts) != 3:
+        return None
+    commit, tree, body = parts
+    try:
+        meta = json.loads(body)
+        return CallChange(
+            str(meta["call"]),
+            str(meta["tool"]),
+            str(meta["before"]),
+            tree,
+            [str(p) for p in meta.get("skipped", [])],
+            commit,
+            str(meta["checkpoint"]) if meta.get("checkpoint") else None,
+            [str(p) for p in meta.get("unseen", [])],
+            str(meta.get("modes_before") or ""),
+            str(meta.get("modes_after") or ""),
+            [str(c[0]) for c in meta.get("calls") or [[meta["call"]]]],
+            str(meta.get("group") or ""),
+        )
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
 
 
 def _unseen(repo: ShadowRepo, paths: Sequence[str] | None) -> list[str]:

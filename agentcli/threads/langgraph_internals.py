@@ -30,11 +30,8 @@ persist_dev_state. The in-memory runtime of `langgraph dev` keeps threads, runs 
 checkpoints in memory and writes them to its .langgraph_api folder every 10 s; the server's
 call journal (server/call_journal.py) has it write them out before a tool call starts.
 
-The private names: `resuming` (the first step of a run that resumes a thread: the tasks a
-crash or an interrupt left are run again then; a plan's task waits for no other then),
-`with_runtime` (where a running node finds its Runtime, agent/tools_node.py),
+The private names: `with_runtime` (where a running node finds its Runtime, agent/tools_node.py),
 `step_checkpoint` (the checkpoint a running task's step started from: undo's records),
-`saved_results` (the tool calls whose results a running step has saved, agent/turn_order.py),
 `messages_delta_reducer` (add_messages for a DeltaChannel, agent/state.py), ERROR_CHANNEL
 (where LangGraph saves a failed task's exception, agent/secrets.py), INTERRUPT (the key of
 interrupts in an "updates" stream part, session/stream_events.py).
@@ -50,12 +47,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import ormsgpack
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_MAP,
-    CONFIG_KEY_CHECKPOINTER,
-    CONFIG_KEY_RESUMING,
     CONFIG_KEY_RUNTIME,
     ERROR,
 )
@@ -77,9 +72,7 @@ __all__ = [
     "fork_tables",
     "messages_delta_reducer",
     "persist_dev_state",
-    "resuming",
     "rewrite_writes",
-    "saved_results",
     "step_checkpoint",
     "with_runtime",
 ]
@@ -117,11 +110,6 @@ class Recall:
         )
 
 
-def resuming(config: Mapping[str, Any]) -> bool:
-    """Whether the running task's step is the first of a run that resumes its thread."""
-    return bool(config.get("configurable", {}).get(CONFIG_KEY_RESUMING))
-
-
 def with_runtime(config: RunnableConfig, runtime: Any) -> RunnableConfig:
     """`config` whose nodes and tools find `runtime` as theirs."""
     configurable = {**config.get("configurable", {}), CONFIG_KEY_RUNTIME: runtime}
@@ -133,27 +121,6 @@ def step_checkpoint(config: Mapping[str, Any]) -> str | None:
     task the checkpoint of each enclosing namespace (the root's under "")."""
     found = config.get("configurable", {}).get(CONFIG_KEY_CHECKPOINT_MAP, {}).get("")
     return str(found) if found else None
-
-
-def saved_results(config: Mapping[str, Any]) -> set[str]:
-    """The ids of the tool calls whose results the running step has saved: the writes of its
-    tasks that ended, kept with the checkpoint the step started from (after a crash, those
-    that ended in the process that died). LookupError when there is no such checkpoint."""
-    conf = config.get("configurable", {})
-    saver, checkpoint = conf.get(CONFIG_KEY_CHECKPOINTER), step_checkpoint(config)
-    if saver is None or checkpoint is None:
-        raise LookupError("no checkpoint for this step")
-    at = {"thread_id": conf.get("thread_id"), "checkpoint_ns": "", "checkpoint_id": checkpoint}
-    found = saver.get_tuple({"configurable": at})
-    if found is None:
-        raise LookupError(f"checkpoint {checkpoint} not found")
-    ids: set[str] = set()
-    for _task, channel, value in found.pending_writes or []:
-        if channel == "messages":
-            for message in value if isinstance(value, list) else [value]:
-                if isinstance(message, ToolMessage):
-                    ids.add(str(message.tool_call_id))
-    return ids
 
 
 def _key(config: Mapping[str, Any]) -> tuple[str, str, str] | None:

@@ -111,21 +111,46 @@ def test_a_plan_parks_once_then_runs_as_a_graph_with_results_substituted(
     assert '+  "content": "got alpha",' in ran["diff"]
 
 
-def test_a_task_starts_as_soon_as_what_it_needs_is_done(agent: Agent, slow_site: str) -> None:
+def _meets(me: str, other: str) -> str:
+    """A shell command that writes its start time, waits (at most 60 s) until `other` has
+    started, and writes its end time: run one after the other, the first would end before
+    the second started."""
+    return (
+        f"date +%s.%N > {me}.start; i=0;"
+        f" while [ ! -e {other}.start ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done;"
+        f" date +%s.%N > {me}.end"
+    )
+
+
+def test_independent_shell_tasks_run_side_by_side_and_undo_takes_them_back_together(
+    agent: Agent,
+) -> None:
     agent.server.push(
         plan(
-            (1, "fetch_url", {"url": f"{slow_site}/slow"}, []),
-            (2, "write_file", {"path": "x.txt", "content": "x"}, []),
-            (3, "fetch_url", {"url": f"{slow_site}/fast-after-2"}, [2]),
+            (1, "shell", {"command": _meets("a", "b")}, []),
+            (2, "shell", {"command": _meets("b", "a")}, []),
+            (3, "shell", {"command": "date +%s.%N > c.start"}, [1]),
         ),
         text("Three."),
     )
-    result = agent.run("run", "--plan", "three things", "-y", "-o", "json")
+    result = agent.run("run", "--plan", "three commands", "-y", "-o", "json")
     assert result.returncode == 0, result.stderr
-    seen = {path: (start, end) for path, start, end in _Slow.seen}
-    # task 3 did not wait for task 1, which was still running (no wave barrier)
-    assert seen["/fast-after-2"][0] < seen["/slow"][1]
-    assert (agent.workspace / "x.txt").read_text() == "x"
+    thread = json.loads(result.stdout)["thread_id"]
+
+    def at(name: str) -> float:
+        return float((agent.workspace / name).read_text())
+
+    assert at("a.start") < at("b.end") and at("b.start") < at("a.end")  # side by side
+    assert at("c.start") >= at("a.end")  # after the task it needs
+    assert {n: t["state"] for n, t in outcome(agent, thread).items()} == {
+        1: "done",
+        2: "done",
+        3: "done",
+    }
+    undone = agent.run("undo", thread, "--yes", "--files-only")
+    assert undone.returncode == 0, undone.stderr
+    assert "restored together (these calls ran side by side)" in undone.stderr
+    assert sorted(p.name for p in agent.workspace.iterdir()) == []
 
 
 def test_dropping_a_task_drops_its_dependents_and_an_edit_runs_with_the_edit(

@@ -212,13 +212,13 @@ def second_look(rules: tuple, template: str, result: str, who: str = "person") -
     as the tools node does; its entry in plan_results."""
     ctx = SimpleNamespace(policy=Policy(rules=rules), workspace=None, cancel=None)
     call = {"id": "p.2", "name": "shell", "args": {"command": template}}
-    part = {"run": "second-look", "given": {"1": result}, "waits": {}, "who": who, "allowed": []}
+    part = {"run": "second-look", "given": {"1": result}, "who": who, "allowed": []}
 
     def ran(ready: dict) -> dict:
         return {"messages": [ToolMessage("exit code 0\nran", tool_call_id=ready["id"])]}
 
     key = ApprovalKey(b"s" * 32)
-    return run_task(call, part, ctx, key, "t", False, ran)["plan_results"]["p.2"]
+    return run_task(call, part, ctx, key, "t", ran)["plan_results"]["p.2"]
 
 
 def test_an_ask_rule_the_substituted_command_meets_is_not_passed_by() -> None:
@@ -267,13 +267,13 @@ def test_a_result_cannot_move_a_task_to_another_host_or_folder(
     ran: list[dict] = []
     ctx = SimpleNamespace(policy=Policy(), workspace=None, cancel=None)
     call = {"id": "p.2", "name": tool, "args": template}
-    part = {"run": "targets", "given": {"1": result}, "waits": {}, "who": "person", "allowed": []}
+    part = {"run": "targets", "given": {"1": result}, "who": "person", "allowed": []}
 
     def record(ready: dict) -> dict:
         ran.append(ready["args"])
         return {"messages": [ToolMessage("ok", tool_call_id=ready["id"])]}
 
-    run_task(call, part, ctx, ApprovalKey(b"u" * 32), "t", False, record)
+    run_task(call, part, ctx, ApprovalKey(b"u" * 32), "t", record)
     expected = _target(tool, substitute(tool, template, {1: "plain"}))
     assert all(_target(tool, args) == expected for args in ran), (ran, expected)
 

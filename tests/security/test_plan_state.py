@@ -13,6 +13,7 @@ The plan: task 1 notes PAY (a side effect that must happen once), task 2 looks a
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -29,6 +30,8 @@ from agentcli.config import Settings
 from agentcli.server.graph import context_schema
 from tests.helpers.fakes import FakeChatModel, call, say
 from tests.unit.conftest import RAN, note, peek
+
+CTX = SimpleNamespace(snapshots=None, workspace=None)  # no undo snapshots
 
 PAY = {"text": "PAY", "times": 1}
 EVIL = {"text": "EVIL"}
@@ -153,13 +156,14 @@ def attack(thread: Thread, how: str) -> None:
     elif how == "result_copied_to_another_task":  # task 1's sealed result as task 2's
         run(Command(resume=APPROVE_BOTH), interrupt_after=["tools"])
         results = thread.values["plan_results"]
-        one = next(v for k, v in results.items() if k.endswith(".1"))
-        two = next(k for k in results if k.endswith(".2"))
+        first, one = next((k, v) for k, v in results.items() if k.endswith(".1"))
+        two = first.removesuffix(".1") + ".2"  # not sent yet: it needs task 1's result
         run(Command(update={"plan_results": {two: one}}, goto="agent"))
     elif how == "result_forged":  # a result in task 2's name, unsealed
         run(Command(resume=APPROVE_BOTH), interrupt_after=["tools"])
-        two = next(k for k in thread.values["plan_results"] if k.endswith(".2"))
-        forged = {"outcome": "deferred", "content": "", "why": None, "ran_args": None}
+        first = next(k for k in thread.values["plan_results"] if k.endswith(".1"))
+        two = first.removesuffix(".1") + ".2"
+        forged = {"outcome": "done", "content": "", "why": None, "ran_args": None}
         run(Command(update={"plan_results": {two: forged}}, goto="agent"))
     elif how == "send_sealed_task_again":  # the sealed tools tasks, sent once more
         run(Command(resume=APPROVE_BOTH))
@@ -174,7 +178,7 @@ def attack(thread: Thread, how: str) -> None:
         run(Command(goto=forged))
     elif how == "send_unsealed_plan_task":
         call_ = {"id": "x.1", "name": "note", "args": EVIL}
-        part = {"run": "r", "given": {}, "waits": {}, "who": "person", "allowed": []}
+        part = {"run": "r", "given": {}, "who": "person", "allowed": []}
         task = {"__type": "tool_call_with_context", "tool_call": call_, "state": {}, "plan": part}
         run(Command(goto=Send("tools", task)))
         run(Command(resume=APPROVE_BOTH))
@@ -267,10 +271,10 @@ def test_a_plan_sealed_for_one_step_is_not_believed_at_another() -> None:
         "messages": [HumanMessage("go"), message],
         "plan": seal_plan(PROCESS_KEY, "t", body, 5),
     }
-    sent = advance(state, PROCESS_KEY, "t", 5)
+    sent = advance(state, CTX, PROCESS_KEY, "t", 5)
     assert sent is not None and [s.node for s in sent["goto"]] == ["tools"]
     for step in (3, 4, 6, 7, 9):
-        later = advance(state, PROCESS_KEY, "t", step)
+        later = advance(state, CTX, PROCESS_KEY, "t", step)
         assert later is not None and later["goto"] == "agent"
         assert "changed from outside" in later["update"]["messages"][0].content
 

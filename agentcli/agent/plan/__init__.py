@@ -2,7 +2,7 @@
 as a graph (LLMCompiler): the `plan` tool (plan_tool.py), plans read and checked
 (plan_check.py), results substituted into later tasks (substitution.py), the plan's review
 (plan_review.py), what its decisions make of it (plan_decisions.py), and its run and join
-(plan_run.py, plan_task.py, ../task_board.py; where results may go: result_targets.py).
+(plan_run.py, plan_task.py, run by ../executor.py; where results may go: result_targets.py).
 
 The names here are the contract's, kept light (no LangChain) for the terminal's renderer."""
 
@@ -13,6 +13,8 @@ MAX_TASKS = 50  # tasks in one plan
 
 
 def graph_steps(max_steps: int, max_replans: int) -> int:
-    """LangGraph's recursion limit for one run: three steps per model turn, and for each
-    plan the approve step, two per wave (at most one wave per task) and the join."""
-    return max_steps * 3 + 10 + (max_replans + 1) * (2 * MAX_TASKS + 4)
+    """LangGraph's recursion limit for one run: per model turn three steps and two per
+    further group of its calls (agent/executor.py; at most one group per call, bounded
+    here as for a plan's tasks), and for each plan the approve step, two per wave (at most
+    one wave per task) and the join."""
+    return max_steps * (3 + 2 * MAX_TASKS) + 10 + (max_replans + 1) * (2 * MAX_TASKS + 4)

@@ -4,8 +4,9 @@ The approve node leaves the plan in the `plan` channel, sealed: each task's tool
 arguments the person approved (edits included), its deps and its state. Each time the
 agent node runs while the plan's call has no result, `advance` reads the results of the
 tasks that ran (`plan_results`, each sealed by the tools node) and sends every task whose
-deps are all done to the tools node, at once, each its own task (so each is journalled,
-snapshotted, confined and saved on its own, and a crash re-runs only the unfinished ones).
+deps are all done, at once, as one group of the executor (agent/executor.py): side by
+side, each its own tools task (journalled, confined and saved on its own, so a crash
+re-runs only the unfinished ones), the group snapshotted for undo as a whole.
 A task's arguments get its deps' results at that moment (substitution.py); when they
 change, the policy decides again: a deny rule refuses the task, and a task a rule (not a
 person) allowed runs only if a rule still allows it. A failed task stops the tasks that
@@ -24,11 +25,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, RemoveMessage, ToolCall, ToolMessage
-from langgraph.types import Overwrite, Send
+from langgraph.types import Overwrite
 
+from agentcli.agent.executor import Job, dispatch
 from agentcli.agent.plan import PLAN, PLAN_RESULTS
 from agentcli.agent.plan.plan_task import (
-    DEFERRED,
     DONE,
     FAILED,
     REFUSED,
@@ -36,9 +37,8 @@ from agentcli.agent.plan.plan_task import (
     result_parts,
     value,
 )
-from agentcli.agent.review.approval_seals import ApprovalKey, seal_call
+from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.review.audit_records import audit_record
-from agentcli.agent.task_board import BOARD
 
 APPROVED, RUNNING, DROPPED = "approved", "running", "dropped"
 FINISHED = (DONE, FAILED, DROPPED, SKIPPED, REFUSED)
@@ -95,14 +95,16 @@ def run_of(message: AIMessage, call: Mapping[str, Any]) -> str:
 
 def advance(
     state: Mapping[str, Any],
+    ctx: Any,
     key: ApprovalKey,
     thread_id: str,
     step: int,
     allowed: Sequence[str] = (),
+    checkpoint: str | None = None,
 ) -> dict[str, Any] | None:
     """The next move of the plan under way: {"update", "goto"}; None when no plan is.
     `allowed`: the thread's sealed `A` rules, for the policy's second look at a task whose
-    arguments get results (plan_task.py)."""
+    arguments get results (plan_task.py); `checkpoint`: the one this step started from."""
     found = pending_plan_call(state.get("messages", []))
     plan = state.get("plan")
     if found is None or not isinstance(plan, Mapping):
@@ -110,7 +112,6 @@ def advance(
     message, call = found
     if plan.get("run") != run_of(message, call):
         return None  # a plan of another turn: the thread moved on
-    BOARD.forget(thread_id, plan["run"])  # its last wave's tasks have all ended
     if later := _after(state.get("messages", []), message):  # the person moved on
         return _left(call, later, state.get("plan_results") or {}, key, thread_id, plan["run"])
     if not plan_sealed(key, thread_id, plan, step):
@@ -118,11 +119,12 @@ def advance(
     tasks = [dict(t) for t in plan["tasks"]]
     _collect(tasks, state.get("plan_results") or {}, key, thread_id, plan["run"])
     audit: list[dict[str, Any]] = []
-    sends = _ready(tasks, key, thread_id, step, plan["run"], audit, allowed)
-    if sends:
+    jobs = _ready(tasks, plan["run"], audit, allowed)
+    if jobs:
+        sends, batch = dispatch(ctx, key, thread_id, step, plan["run"], jobs, (), checkpoint)
         # read next by the agent task after the tools step these tasks run at
         sealed = seal_plan(key, thread_id, {**plan, "tasks": tasks}, step + 2)
-        update = {"plan": sealed, "audit": audit}
+        update = {"plan": sealed, "audit": audit, **({"batch": batch} if batch else {})}
         return {"update": update, "goto": sends}
     joined = _joined(call, tasks)
     joined["update"]["audit"] = audit
@@ -133,7 +135,7 @@ def _collect(
     tasks: list[dict[str, Any]], results: Mapping[str, Any], key: Any, thread: str, run: str
 ) -> None:
     """The outcome of each task that was running, from its sealed result: done, failed,
-    skipped or refused; a deferred task is sent again (plan_task.py)."""
+    skipped or refused (plan_task.py)."""
     for task in tasks:
         if task["state"] != RUNNING:
             continue
@@ -142,8 +144,6 @@ def _collect(
             task.update(state=FAILED, why="no result was saved for it")
         elif not key.check(entry.get("seal"), *result_parts(thread, run, task["call_id"], entry)):
             task.update(state=FAILED, why="its result was changed from outside agentcli")
-        elif entry.get("outcome") == DEFERRED:
-            task.update(state=APPROVED)
         else:
             state = entry.get("outcome") if entry.get("outcome") in FINISHED else FAILED
             task.update(state=state, ran_args=entry.get("ran_args") or task.get("ran_args"))
@@ -154,20 +154,15 @@ def _collect(
 
 def _ready(
     tasks: list[dict[str, Any]],
-    key: ApprovalKey,
-    thread: str,
-    step: int,
     run: str,
     audit: list[dict[str, Any]],
     allowed: Sequence[str],
-) -> list[Send]:
-    """Send every task that can run now: those whose deps are done, and with them those
-    that need only tasks sent now (they wait for them as they run, plan_task.py). Skip
-    those whose deps cannot be done."""
+) -> list[Job]:
+    """The next wave: every task whose deps are all done, to run side by side. Skip those
+    whose deps cannot be done."""
     by_id = {t["id"]: t for t in tasks}
-    sends: list[Send] = []
-    sent: set[int] = set()
-    for task in tasks:  # in order: deps come first, and are sent first
+    jobs: list[Job] = []
+    for task in tasks:  # in order: deps come first
         if task["state"] != APPROVED:
             continue
         deps = [by_id[d] for d in task["deps"]]
@@ -176,31 +171,18 @@ def _ready(
             task.update(state=SKIPPED, why=f"task {blocked['id']} {_outcome(blocked)}")
             audit.append(_record(task, "skipped", "agentcli", f"plan: {task['why']}"))
             continue
-        if any(d["state"] != DONE and d["id"] not in sent for d in deps):
+        if any(d["state"] != DONE for d in deps):
             continue
         part = {
             "run": run,
-            "given": {
-                str(d["id"]): value(d["tool"], d["result"]) for d in deps if d["id"] not in sent
-            },
-            "waits": {str(d["id"]): d["call_id"] for d in deps if d["id"] in sent},
+            "given": {str(d["id"]): value(d["tool"], d["result"]) for d in deps},
             "who": task.get("who"),
             "allowed": list(allowed),
         }
         call = {"id": task["call_id"], "name": task["tool"], "args": task["args"]}
-        unconfined = bool(task.get("unconfined"))
-        payload = {
-            "__type": "tool_call_with_context",
-            "tool_call": call,
-            "state": {},
-            "approval": seal_call(key, thread, step + 1, call, unconfined, plan=part),
-            "plan": part,
-            **({"sandbox": "off"} if unconfined else {}),
-        }
-        sends.append(Send("tools", payload))
-        sent.add(task["id"])
-        task.update(state=RUNNING)
-    return sends
+        jobs.append(Job(call, bool(task.get("unconfined")), part))
+        task.update(state=RUNNING)  # a task that needs it waits for the next wave
+    return jobs
 
 
 def _after(messages: Sequence[Any], turn: AIMessage) -> list[Any]:

@@ -1,14 +1,10 @@
-"""One task of a plan in the tools node: wait for what it needs, put the results in, run.
+"""One task of a plan in the tools node: put its deps' results in, run.
 
-The agent node sends a wave's tasks together (plan_run.py); each task's sealed `plan` part
-says which results it was given (tasks done in earlier waves) and which tasks of its own
-wave it waits for. It waits for those here, in this process (agent/task_board.py), so it starts
-as soon as they are done, not when the whole wave is. A task LangGraph runs again after a
-crash (the first step of a resumed run) does not wait: the tasks it needs may have finished
-in the process that died, their results saved but not posted here, so it is deferred, runs
-nothing, and the agent node sends it again with those results.
+The agent node sends a wave's tasks together, as one group of the executor (plan_run.py,
+agent/executor.py): every task whose deps are all done, so a task never waits for another.
+Its sealed `plan` part holds its deps' results (`given`).
 
-Its arguments then get the results (substitution.py). When that changes them the policy
+Its arguments get those results (substitution.py). When that changes them the policy
 looks again: a deny rule refuses the task, and a task a rule allowed (not a person) runs
 only if a rule still allows it. The call then runs as any call does (the journal, undo's
 snapshots, the sandbox) and its tool message becomes its sealed entry in `plan_results`:
@@ -26,9 +22,8 @@ from agentcli.agent.plan.result_targets import moved
 from agentcli.agent.plan.substitution import substitute
 from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.review.audit_records import PEOPLE, audit_record
-from agentcli.agent.task_board import BOARD, Posted
 
-DONE, FAILED, SKIPPED, REFUSED, DEFERRED = "done", "failed", "skipped", "refused", "deferred"
+DONE, FAILED, SKIPPED, REFUSED = "done", "failed", "skipped", "refused"
 SHELL_OK = "exit code 0"
 
 
@@ -44,23 +39,14 @@ def run_task(
     ctx: Any,
     key: ApprovalKey,
     thread_id: str,
-    resuming: bool,
     run: Callable[[dict[str, Any]], Any],
-    cut_off: Callable[[], tuple[Any, dict[str, Any]] | None] = lambda: None,
+    cut_off: bool = False,
 ) -> dict[str, Any]:
     """The update of one plan task: its entry in `plan_results`, and audit records.
-    `run` runs the call (the journal asks about it if a crash cut it off); `cut_off` asks
-    about it, when it was cut off, without running it: (None, update) if the person
-    rejected it or marked it done, else (the call, update); None if it never started."""
-    posted = Posted(DEFERRED)  # left by an exception (a question after a crash): not skipped
+    `run` runs the call (the journal asks about it if a crash cut it off); `cut_off`: the
+    journal saw it start before a crash (the person decides what becomes of it)."""
     audit: list[dict[str, Any]] = []
-    try:
-        if plan.get("waits") and resuming:
-            entry, posted, update = _after_crash(cut_off)
-        else:
-            entry, posted, update = _task(call, plan, ctx, thread_id, run, audit)
-    finally:
-        BOARD.post(thread_id, plan["run"], call["id"], posted)
+    entry, update = _task(call, plan, ctx, run, audit, cut_off)
     entry["seal"] = key.seal(*result_parts(thread_id, plan["run"], call["id"], entry))
     pending = [*audit, *(update.get("audit_pending") or [])]
     return {**update, "plan_results": {call["id"]: entry}, "audit_pending": pending}
@@ -70,72 +56,37 @@ def _task(
     call: dict[str, Any],
     plan: Mapping[str, Any],
     ctx: Any,
-    thread_id: str,
     run: Callable[[dict[str, Any]], Any],
     audit: list[dict[str, Any]],
-) -> tuple[dict[str, Any], Posted, dict[str, Any]]:
+    cut_off: bool,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     values = {int(n): str(v) for n, v in (plan.get("given") or {}).items()}
-    waits = {int(n): str(c) for n, c in (plan.get("waits") or {}).items()}
-    if waits:
-        stopped = getattr(ctx, "cancel", None)
-        got = BOARD.wait(thread_id, plan["run"], waits.values(), _is_set(stopped))
-        if got is None:  # Ctrl-C while it waited: not run, sent again with the next run
-            return {"outcome": DEFERRED}, Posted(DEFERRED), {}
-        for number, call_id in sorted(waits.items()):
-            if got[call_id].outcome == DEFERRED:
-                return {"outcome": DEFERRED}, Posted(DEFERRED), {}
-            if got[call_id].outcome != DONE:
-                why = (
-                    f"task {number} {'failed' if got[call_id].outcome == FAILED else 'did not run'}"
-                )
-                audit.append(audit_record(call, "skipped", "agentcli", f"plan: {why}"))
-                return {"outcome": SKIPPED, "why": why}, Posted(SKIPPED), {}
-            values[number] = got[call_id].value
     args = substitute(call["name"], call["args"], values)
     if args != call["args"]:
-        refusal = moved(call["name"], call["args"], args, set(values), values)
-        if refusal is None:
+        # a task a crash cut off passed these checks before it started, in the process that
+        # died: now the person is asked about it (run() asks), whatever this one's policy
+        refusal = None if cut_off else moved(call["name"], call["args"], args, set(values), values)
+        if refusal is None and not cut_off:
             refusal = _refused(call, args, plan, ctx, audit)
-        else:
+        elif refusal is not None:
             audit.append(audit_record(call, "refused", "agentcli", refusal, ran_args=args))
         if refusal:
-            return {"outcome": REFUSED, "why": refusal, "ran_args": args}, Posted(REFUSED), {}
+            return {"outcome": REFUSED, "why": refusal, "ran_args": args}, {}
         audit.append(
             audit_record(call, "substituted", "agentcli", "plan: deps' results", ran_args=args)
         )
     update = run({**call, "args": args})
     if not isinstance(update, dict):
-        return {"outcome": FAILED, "why": "the task gave no result"}, Posted(FAILED), {}
+        return {"outcome": FAILED, "why": "the task gave no result"}, {}
     messages = [m for m in update.get("messages", []) if isinstance(m, ToolMessage)]
     rest = {k: v for k, v in update.items() if k != "messages"}
     if not messages:
-        return {"outcome": FAILED, "why": "the task gave no result"}, Posted(FAILED), rest
+        return {"outcome": FAILED, "why": "the task gave no result"}, rest
     message = messages[-1]
     ok = message.status != "error" and _shell_ok(call["name"], message.text)
     outcome = DONE if ok else FAILED
     entry = {"outcome": outcome, "content": message.text, "name": message.name, "ran_args": args}
-    return entry, Posted(outcome, value(call["name"], message.text)), rest
-
-
-def _after_crash(
-    cut_off: Callable[[], tuple[Any, dict[str, Any]] | None],
-) -> tuple[dict[str, Any], Posted, dict[str, Any]]:
-    """A task of a wave LangGraph runs again after a crash: what it waits for may have
-    finished in the process that died, saved but not posted here, so it waits for nothing
-    and is deferred (the agent node sends it again, with those results). If it had started,
-    it is asked about first, like any call a crash cut off."""
-    asked = cut_off()
-    if asked is None or asked[0] is not None:  # never started, or to run again as planned
-        return {"outcome": DEFERRED}, Posted(DEFERRED), asked[1] if asked else {}
-    update = asked[1]
-    said = [m.text for m in update.get("messages", []) if isinstance(m, ToolMessage)]
-    rest = {k: v for k, v in update.items() if k != "messages"}
-    entry = {"outcome": FAILED, "content": said[-1] if said else "", "why": "cut off by a crash"}
-    return entry, Posted(FAILED), rest
-
-
-def _is_set(event: Any) -> Callable[[], bool]:
-    return (lambda: event.is_set()) if event is not None else (lambda: False)
+    return entry, rest
 
 
 def _refused(

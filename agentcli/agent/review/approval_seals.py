@@ -140,17 +140,17 @@ def call_parts(
     call: Mapping[str, Any],
     unconfined: bool = False,
     plan: Mapping[str, Any] | None = None,
-    after: Sequence[str] = (),
+    undo: str = "",
 ) -> tuple[Any, ...]:
     """What the seal of a call the tools node may run at `step` of this thread covers: its
     id, tool and arguments; `unconfined`: a person (or a rule they wrote) chose to run it
-    outside the sandbox; `plan`: the call is a task of a plan (its run, the results it is
-    given and the tasks it waits for: agent/plan/plan_task.py); `after`: the calls of its
-    turn it runs after (agent/turn_order.py)."""
+    outside the sandbox; `plan`: the call is a task of a plan (its run and the results it
+    is given: agent/plan/plan_task.py); `undo`: why its group's changes cannot be undone
+    (agent/executor.py), said on its result."""
     parts: tuple[Any, ...] = ("call", thread_id, step, call.get("id"), call.get("name"))
     parts = (*parts, call.get("args"))
     parts = (*parts, "unconfined") if unconfined else parts
-    parts = (*parts, "after", list(after)) if after else parts
+    parts = (*parts, "undo", undo) if undo else parts
     return (*parts, "plan", plan) if plan is not None else parts
 
 
@@ -161,7 +161,7 @@ def seal_call(key: ApprovalKey, *where: Any, **how: Any) -> str:
 
 def call_sealed(key: ApprovalKey, thread_id: str, step: int, task: Mapping[str, Any]) -> bool:
     """Whether a tools task carries the seal of its own call, for this thread and step, and
-    of its `sandbox` ("off" only if that was sealed too), `plan` and `after`."""
+    of its `sandbox` ("off" only if that was sealed too), `plan` and `undo`."""
     call = task.get("tool_call")
     if not isinstance(call, Mapping):
         return False
@@ -171,10 +171,10 @@ def call_sealed(key: ApprovalKey, thread_id: str, step: int, task: Mapping[str, 
     plan = task.get("plan")
     if plan is not None and not isinstance(plan, Mapping):
         return False
-    after = task.get("after") or []
-    if not isinstance(after, list) or not all(isinstance(c, str) for c in after):
+    undo = task.get("undo") or ""
+    if not isinstance(undo, str):
         return False
-    parts = call_parts(thread_id, step, call, unconfined, plan, after)
+    parts = call_parts(thread_id, step, call, unconfined, plan, undo)
     return key.check(task.get("approval"), *parts)
 
 

@@ -18,7 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.graph import END
 from langgraph.runtime import Runtime
-from langgraph.types import Command, Send
+from langgraph.types import Command
 
 from agentcli.agent.model.storable_calls import UNKEPT
 from agentcli.agent.review.answers import ask, checked
@@ -27,7 +27,6 @@ from agentcli.agent.review.approval_seals import (
     allowed_tools,
     key_of,
     review_sealed,
-    seal_call,
     seal_review,
     seal_tool,
     step_of,
@@ -40,11 +39,13 @@ from agentcli.agent.review.pending_calls import ALTERED, answered_ids, vet
 from agentcli.agent.review.preconditions import precondition
 from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.toolset.sandboxing import UNCONFINED, unconfined_rule, would_confine
-from agentcli.agent.turn_order import in_order, waits
 from agentcli.agent.undo_snapshots import review_note
 from agentcli.policy.thread_rules import scoped_entry
+from agentcli.threads.langgraph_internals import step_checkpoint
 
-Sealer = Callable[..., str]  # (call, unconfined, after=...): approval_seals.seal_call
+# (ctx, key, thread, step, message, approved, unconfined, checkpoint) -> (goto, update):
+# the executor's start of a turn (agent/executor.py), passed in by the graph
+Start = Callable[..., tuple[Any, dict[str, Any]]]
 UNCONFINED_BY_PERSON = "off (unconfined once, chosen at the review)"
 
 REJECTED = "rejected by the user"
@@ -92,27 +93,6 @@ class Turn:
         replies = {"messages": self.replies} if self.replies else {}
         return {**replies, "audit": self.audit, **extra}
 
-    def next(self, seal: Sealer, message: AIMessage) -> Any:
-        """One ToolNode task per call to run, in the order of the model's `message`, each
-        with its seal and the calls it waits for (turn_order.py), or back to the model."""
-        if not self.approved:
-            return "agent"
-        calls = in_order(self.approved, message.tool_calls)
-        return [
-            Send(
-                "tools",
-                {
-                    "__type": "tool_call_with_context",
-                    "tool_call": call,
-                    "state": {},
-                    "approval": seal(call, call["id"] in self.unconfined, after=after),
-                    **({"sandbox": UNCONFINED} if call["id"] in self.unconfined else {}),
-                    **({"after": after} if after else {}),
-                },
-            )
-            for call, after in zip(calls, waits(calls), strict=True)
-        ]
-
     def note(self, call: Any, decision: str, who: str, by: str, **extra: Any) -> None:
         self.audit.append(audit_record(call, decision, who, by, **extra))
 
@@ -120,8 +100,9 @@ class Turn:
 STOPPED = "not run: the run stopped after too many invalid tool calls"
 
 
-def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGraph nodes
-    """`review` validates and applies the policy; `approve` asks a person for the rest.
+def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 - two nodes
+    """`review` validates and applies the policy; `approve` asks a person for the rest;
+    `start` hands the approved calls to the executor.
 
     They are two nodes so that the policy's verdicts are saved before the interrupt: a
     resume (maybe by another process with other flags) answers exactly what was asked.
@@ -129,6 +110,12 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
     the tools task runs at (this one's next).
     """
     by_name = {tool.name: tool for tool in tools}
+
+    def run(ctx: Any, key: Any, config: RunnableConfig, turn: Turn, message: AIMessage) -> Any:
+        """The approved calls to the executor, in the model's order: (goto, update)."""
+        where = (thread_of(config), step_of(config))
+        approved, lifted = turn.approved, turn.unconfined
+        return start(ctx, key, *where, message, approved, lifted, step_checkpoint(config))
 
     def review(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Command:
         ctx = runtime.context
@@ -174,16 +161,14 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
                 turn.refuse(call, "denied", "agentcli", "max_invalid_turns", STOPPED)
             turn.approved = []
             return Command(update=turn.update(invalid_turns=invalid_turns), goto=END)
-        step = step_of(config) + 1  # of the approve or tools tasks this sends
+        step = step_of(config) + 1  # of the approve task this sends
         if asking:
             update = turn.update(invalid_turns=invalid_turns)
             lifted_ids = [c["id"] for c in turn.approved if c["id"] in turn.unconfined]
             update["review"] = seal_review(key, thread, step, turn.approved, asking, lifted_ids)
             return Command(update=update, goto="approve")
-        seal = partial(seal_call, key, thread, step)
-        return Command(
-            update=turn.update(invalid_turns=invalid_turns), goto=turn.next(seal, message)
-        )
+        goto, batch = run(ctx, key, config, turn, message)
+        return Command(update=turn.update(invalid_turns=invalid_turns, **batch), goto=goto)
 
     def approve(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Command:
         ctx = runtime.context
@@ -258,8 +243,8 @@ def make_review_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two LangGrap
         if remember:
             update["allowed_tools"] = remember
             update["allowed_seals"] = [seal_tool(key, thread, name) for name in remember]
-        seal = partial(seal_call, key, thread, step_of(config) + 1)
-        return Command(update=update, goto=turn.next(seal, message))
+        goto, batch = run(ctx, key, config, turn, message)
+        return Command(update={**update, **batch}, goto=goto)
 
     return review, approve
 

@@ -1,5 +1,5 @@
 """Approved calls of one turn run as tasks, each in a thread of its own (readers side by
-side, the rest in turn: agent/turn_order.py), and each writes the call journal through the
+side, the rest in turn: agent/executor.py), and each writes the call journal through the
 store's one connection: none may fail for it."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A plan's parts: reading and checking it, `$N` substitution, what the run does with a
-state or a result it cannot believe, a wave's tasks waiting for each other, and a task
-whose substituted arguments the policy refuses."""
+state or a result it cannot believe, which tasks a wave holds, and a task whose
+substituted arguments the policy refuses."""
 
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ def peek(path: str, limit: int = 10) -> str:
 
 TOOLS = {"shell": shell, "peek": peek}
 KEY = ApprovalKey(b"k" * 32)
+CTX = SimpleNamespace(snapshots=None, workspace=None)  # no undo snapshots
 
 
 def tasks(*items: tuple) -> dict:
@@ -137,7 +138,7 @@ def _result(call_id: str, outcome: str, content: str) -> dict:
 
 
 def test_a_plan_state_changed_from_outside_runs_nothing() -> None:
-    moved = advance(_state([_task(1)], seal=False), KEY, "t", 5)
+    moved = advance(_state([_task(1)], seal=False), CTX, KEY, "t", 5)
     assert moved is not None and moved["goto"] == "agent"
     [message] = moved["update"]["messages"]
     assert "changed from outside" in message.content
@@ -146,7 +147,7 @@ def test_a_plan_state_changed_from_outside_runs_nothing() -> None:
 def test_a_result_changed_from_outside_counts_as_failed_and_stops_its_dependents() -> None:
     entry = _result("c1.1", DONE, "exit code 0\nsecret")
     entry["c1.1"]["content"] = "exit code 0\nforged"
-    moved = advance(_state([_task(1, RUNNING), _task(2, deps=[1])], entry), KEY, "t", 5)
+    moved = advance(_state([_task(1, RUNNING), _task(2, deps=[1])], entry), CTX, KEY, "t", 5)
     assert moved is not None and moved["goto"] == "agent"  # nothing left to run: joined
     plan = moved["update"]["messages"][0].artifact["plan"]
     assert [(t["state"], t["why"]) for t in plan] == [
@@ -155,33 +156,35 @@ def test_a_result_changed_from_outside_counts_as_failed_and_stops_its_dependents
     ]
 
 
-def test_a_wave_holds_every_task_that_can_start_and_says_what_each_waits_for() -> None:
+def test_a_wave_holds_every_task_whose_deps_are_done_and_nothing_that_waits() -> None:
     done = _result("c1.1", DONE, "exit code 0\none\n")
     tasks = [_task(1, RUNNING), _task(2, deps=[1]), _task(3, deps=[2]), _task(4)]
     tasks += [_task(9, deps=[4]), _task(5, deps=[9])]  # the plan's order: deps first
-    moved = advance(_state(tasks, done), KEY, "t", 5, ["shell"])
+    moved = advance(_state(tasks, done), CTX, KEY, "t", 5, ["shell"])
     assert moved is not None
     parts = {s.arg["tool_call"]["id"]: s.arg["plan"] for s in moved["goto"]}
-    assert list(parts) == ["c1.2", "c1.3", "c1.4", "c1.9", "c1.5"]  # deps before dependents
-    assert parts["c1.2"]["given"] == {"1": "one\n"} and parts["c1.2"]["waits"] == {}
-    assert parts["c1.3"]["waits"] == {"2": "c1.2"} and parts["c1.5"]["waits"] == {"9": "c1.9"}
+    assert list(parts) == ["c1.2", "c1.4"]  # 3, 9 and 5 need a task of this wave: later
+    assert parts["c1.2"]["given"] == {"1": "one\n"} and parts["c1.4"]["given"] == {}
+    assert all("waits" not in part for part in parts.values())
     assert parts["c1.4"]["allowed"] == ["shell"]
+    states = {t["id"]: t["state"] for t in moved["update"]["plan"]["tasks"]}
+    assert states == {1: DONE, 2: RUNNING, 3: APPROVED, 4: RUNNING, 9: APPROVED, 5: APPROVED}
 
 
-def _run_task(call: dict, plan: dict, ctx: object, ran: list, resuming: bool = False) -> dict:
+def _run_task(call: dict, plan: dict, ctx: object, ran: list) -> dict:
     from langchain_core.messages import ToolMessage
 
     def run(ready: dict) -> dict:
         ran.append(ready["args"])
         return {"messages": [ToolMessage("exit code 0\nok", tool_call_id=ready["id"])]}
 
-    return run_task(call, plan, ctx, KEY, "t", resuming, run)
+    return run_task(call, plan, ctx, KEY, "t", run)
 
 
 def test_substituted_arguments_meet_the_deny_rules_and_rule_allowed_tasks_are_refused() -> None:
     policy = Policy(rules=(Rule("shell", "deny", "rm *"), Rule("shell", "allow", "echo *")))
     ctx = SimpleNamespace(policy=policy, workspace=None, cancel=None)
-    given = {"run": RUN, "given": {"1": "rm"}, "waits": {}, "allowed": []}
+    given = {"run": RUN, "given": {"1": "rm"}, "allowed": []}
     ran: list = []
     cases = {
         "c1.2": ({"command": "$1 -rf x"}, "person"),
@@ -196,53 +199,3 @@ def test_substituted_arguments_meet_the_deny_rules_and_rule_allowed_tasks_are_re
     assert out["c1.2"]["outcome"] == "refused" and out["c1.2"]["why"].startswith("denied once")
     assert out["c1.3"]["outcome"] == "refused" and "a person must review it" in out["c1.3"]["why"]
     assert out["c1.4"]["outcome"] == "done" and out["c1.4"]["ran_args"] == {"command": "echo rm"}
-
-
-def test_a_task_waits_for_its_wave_and_after_a_crash_is_deferred() -> None:
-    import threading
-
-    ctx = SimpleNamespace(policy=None, workspace=None, cancel=None)
-    run = f"{RUN}-wave"
-    ran: list = []
-    first = {"id": "w.1", "name": "shell", "args": {"command": "echo one"}}
-    second = {"id": "w.2", "name": "shell", "args": {"command": "echo $1"}}
-    needs = {"run": run, "given": {}, "waits": {"1": "w.1"}, "who": "person"}
-    later = threading.Thread(target=lambda: _run_task(second, needs, ctx, ran))
-    later.start()
-    later.join(0.3)
-    assert later.is_alive() and ran == []  # waiting for task 1 of its wave
-    _run_task(first, {"run": run, "given": {}, "waits": {}}, ctx, ran)
-    later.join(5)
-    assert ran == [{"command": "echo one"}, {"command": "echo ok"}]
-    again = _run_task(second, {**needs, "run": "other"}, ctx, [], resuming=True)
-    assert again["plan_results"]["w.2"]["outcome"] == "deferred"
-
-
-def test_after_a_crash_a_waiting_task_is_asked_about_if_it_had_started() -> None:
-    from langchain_core.messages import ToolMessage
-
-    ctx = SimpleNamespace(policy=None, workspace=None, cancel=None)
-    call = {"id": "x.2", "name": "shell", "args": {"command": "echo $1"}}
-    plan = {"run": "after-crash", "given": {}, "waits": {"1": "x.1"}, "who": "person"}
-    ran: list = []
-
-    def run(ready: dict) -> dict:
-        ran.append(ready)
-        return {}
-
-    rejected = ToolMessage("not run again: rejected by the user", tool_call_id="x.2")
-    answers = {
-        "never started": None,
-        "run again": (call, {"audit_pending": [{"decision": "approved again"}]}),
-        "rejected": (None, {"messages": [rejected], "audit_pending": [{"decision": "rejected"}]}),
-    }
-    out = {}
-    for name, answer in answers.items():
-        update = run_task(call, plan, ctx, KEY, "t", True, run, lambda a=answer: a)
-        out[name] = (update["plan_results"]["x.2"], update["audit_pending"])
-    assert ran == []  # after a crash a waiting task never runs in the step run again
-    assert out["never started"][0]["outcome"] == "deferred" and out["never started"][1] == []
-    assert out["run again"][0]["outcome"] == "deferred"  # sent again with its deps' results
-    assert out["run again"][1] == [{"decision": "approved again"}]
-    assert out["rejected"][0]["outcome"] == "failed"
-    assert out["rejected"][0]["content"] == "not run again: rejected by the user"

@@ -14,7 +14,7 @@ from agentcli.agent.model.storable_calls import UNKEPT, with_storable_args
 from agentcli.events import Done
 from agentcli.policy.approval_policy import Policy
 from tests.helpers.fakes import say
-from tests.unit.agent.test_turn_order import ORDER, session
+from tests.unit.agent.test_executor import ORDER, session
 
 UNKEEPABLE: list[Any] = [
     {"label": 2**64},

@@ -164,34 +164,32 @@ def test_the_persons_git_configuration_never_runs(
     assert snapshots.changes("t1", workspace)
 
 
-def test_calls_that_change_files_run_one_at_a_time_per_workspace(
+def test_calls_of_a_group_run_side_by_side_and_one_record_holds_them_all(
     workspace: Path, snapshots: WorkspaceSnapshots
 ) -> None:
-    inside = threading.Event()
-    overlap: list[bool] = []
+    """The executor snapshots before and after a whole group (agent/undo_snapshots.py):
+    the calls run at the same time (each waits for the others to be running), and the one
+    record holds each one's finished change, never a temporary file."""
+    meeting = threading.Barrier(4, timeout=20)
 
     def change(name: str) -> None:
-        overlap.append(inside.is_set())
-        inside.set()
+        meeting.wait()  # broken unless all four run at once
         (workspace / f"{name}.tmp").write_text("half")
         (workspace / f"{name}.tmp").rename(workspace / f"{name}.txt")
-        inside.clear()
 
-    threads = [
-        threading.Thread(
-            target=run_call, args=(snapshots, workspace, f"c{i}", lambda i=i: change(f"f{i}"))
-        )
-        for i in range(4)
-    ]
+    taken = snapshots.before(workspace)
+    threads = [threading.Thread(target=change, args=(f"f{i}",)) for i in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert overlap == [False] * 4
-    repo = snapshots.repo(workspace)
-    for record in snapshots.changes("t1", workspace):
-        [changed] = repo.changed(record.before, record.after)
-        assert changed.endswith(".txt")  # never another call's temporary file
+    group = [(f"c{i}", "shell") for i in range(4)]
+    snapshots.after("t1", workspace, taken, group, group="turn@3")
+    snapshots.after("t1", workspace, taken, group, group="turn@3")  # again after a crash
+    [record] = snapshots.changes("t1", workspace)
+    assert record.calls == ["c0", "c1", "c2", "c3"] and record.group == "turn@3"
+    changed = snapshots.repo(workspace).changed(record.before, record.after)
+    assert sorted(changed) == ["f0.txt", "f1.txt", "f2.txt", "f3.txt"]
 
 
 def test_a_huge_change_is_refused_not_hashed(

@@ -15,7 +15,6 @@ import operator
 import pickle
 import re
 import sqlite3
-import threading
 import tomllib
 import weakref
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import pytest
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.channels import DeltaChannel
@@ -35,7 +34,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.runtime import Runtime
-from langgraph.types import Command, Send, interrupt
+from langgraph.types import Send, interrupt
 
 from agentcli.config import Settings
 from agentcli.threads import langgraph_internals as internals
@@ -49,9 +48,7 @@ from agentcli.threads.langgraph_internals import (
     fork_tables,
     messages_delta_reducer,
     persist_dev_state,
-    resuming,
     rewrite_writes,
-    saved_results,
     step_checkpoint,
     with_runtime,
 )
@@ -100,21 +97,6 @@ def check_runtime_key() -> None:
     assert graph(node).invoke({"n": []}, CONFIG, context=Where("A")) == {"n": [1]}
 
 
-def check_resuming_key() -> None:
-    """resuming: false in a run's first step, true when a run resumes an interrupted one."""
-    seen: list[bool] = []
-
-    def node(state: Counted, config: RunnableConfig) -> dict[str, Any]:
-        seen.append(resuming(config))
-        interrupt("ask")
-        return {"n": [1]}
-
-    g = graph(node)
-    g.invoke({"n": []}, CONFIG)
-    g.invoke(Command(resume="answer"), CONFIG)
-    assert seen == [False, True], seen
-
-
 def check_checkpoint_map_key() -> None:
     """step_checkpoint: the id of the checkpoint the running step started from."""
     seen: list[str | None] = []
@@ -127,42 +109,6 @@ def check_checkpoint_map_key() -> None:
     g.invoke({"n": []}, CONFIG)
     before = [s for s in g.get_state_history(CONFIG) if s.next == ("node",)]
     assert len(before) == 1 and seen == [before[0].config["configurable"]["checkpoint_id"]], seen
-
-
-def check_checkpointer_key_and_pending_writes() -> None:
-    """saved_results: a task sees the result its sibling in the same step saved."""
-    found: dict[str, set[str]] = {}
-
-    def fan_out(state: Counted) -> Any:
-        return [Send("quick", {"n": [1]}), Send("waits", {"n": [2]})]
-
-    def quick(state: Counted) -> dict[str, Any]:
-        return {"messages": [ToolMessage("done", tool_call_id="c-quick")]}
-
-    def waits(state: Counted, config: RunnableConfig) -> dict[str, Any]:
-        deadline = threading.Event()
-        timer = threading.Timer(WAIT_S, deadline.set)
-        timer.start()
-        try:
-            while not deadline.is_set():
-                found["ids"] = saved_results(config)
-                if "c-quick" in found["ids"]:
-                    break
-                deadline.wait(0.01)  # polling what another thread saves, with a deadline
-        finally:
-            timer.cancel()
-        return {}
-
-    class State(TypedDict, total=False):
-        messages: Annotated[list[AnyMessage], add_messages]
-
-    builder = StateGraph(State)
-    builder.add_node("quick", quick)
-    builder.add_node("waits", waits)
-    builder.add_conditional_edges(START, fan_out, ["quick", "waits"])
-    g = builder.compile(checkpointer=InMemorySaver())
-    g.invoke({"messages": []}, CONFIG, durability="sync")
-    assert "c-quick" in found.get("ids", set()), found
 
 
 def check_error_channel() -> None:
@@ -303,11 +249,7 @@ def check_dev_state_stores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 CHECKS: dict[str, Callable[..., None]] = {
     "CONFIG_KEY_RUNTIME (with_runtime)": check_runtime_key,
-    "CONFIG_KEY_RESUMING (resuming)": check_resuming_key,
     "CONFIG_KEY_CHECKPOINT_MAP (step_checkpoint)": check_checkpoint_map_key,
-    "CONFIG_KEY_CHECKPOINTER and pending writes (saved_results)": (
-        check_checkpointer_key_and_pending_writes
-    ),
     "ERROR (ERROR_CHANNEL)": check_error_channel,
     "put_writes' task_path, read by signature (rewrite_writes)": check_task_path_by_signature,
     "INTERRUPT": check_interrupt_key,

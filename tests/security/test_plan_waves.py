@@ -1,91 +1,37 @@
-"""A plan's tasks waiting for each other in the process (task_board.py) never wait for ever.
+"""A plan's waves never wait for ever and run each task once (agent/executor.py).
 
-The tasks of a wave go to the tools node together; a task that needs another of its wave
-waits on the board for that task's outcome. These try to make a task wait for an outcome
-that never comes: a board shared by many plans (a LangGraph server runs every thread's plans
-in one process), many plans at once on a small thread pool (the server runs sync nodes on
-its event loop's default executor), a task that needs one that raises, asks a question, or
-hangs, and Ctrl-C while tasks wait. Every wait is bounded in the test (a watchdog sets the
-run's cancel event), so a task that would wait for ever shows up as deferred, not as a hang.
+The tasks of a wave are those whose deps are done; they run side by side and the next wave
+starts once they have all ended. These try to make a task wait for an outcome that never
+comes, or run twice: a task that needs one that raises, asks a question, or hangs, Ctrl-C
+while a wave runs, and many plans at once on a small thread pool (the server runs sync
+nodes on its event loop's default executor, shared by every run). Every run is bounded in
+the test (a watchdog sets the run's cancel event), so a wait for ever shows up, not a hang.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
 
 from agentcli.agent.graph import build_graph
-from agentcli.agent.plan.plan_task import run_task
-from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.state import RunContext
-from agentcli.agent.task_board import BOARD, KEPT_RUNS, Posted
 from agentcli.policy.approval_policy import Policy
 from tests.helpers.fakes import FakeChatModel, call, say
 from tests.unit.conftest import RAN, note, peek
-
-KEY = ApprovalKey(b"b" * 32)
 
 
 def plan(*tasks: tuple[int, str, dict, list[int]]) -> Any:
     return call(
         ("plan", {"tasks": [{"id": i, "tool": t, "args": a, "deps": d} for i, t, a, d in tasks]})
     )
-
-
-def one_task(call_id: str, run: str, waits: dict[str, str], cancel: threading.Event) -> dict:
-    """Run one task of plan `run` (shell-free: the call just echoes) as the tools node does."""
-    ctx = SimpleNamespace(policy=None, workspace=None, cancel=cancel)
-    call_ = {"id": call_id, "name": "note", "args": {"text": f"{call_id} $1 $2"}}
-    part = {"run": run, "given": {}, "waits": waits, "who": "person"}
-
-    def ran(ready: dict) -> dict:
-        return {"messages": [ToolMessage(f"did {ready['id']}", tool_call_id=ready["id"])]}
-
-    return run_task(call_, part, ctx, KEY, "board", False, ran)["plan_results"][call_id]
-
-
-def test_a_task_still_gets_what_it_waits_for_while_many_other_plans_run() -> None:
-    """Task 3 needs tasks 1 and 2. Task 2 ends at once; task 1 takes long, and meanwhile
-    the plans of other threads (KEPT_RUNS of them) leave outcomes on the same board."""
-    run, cancel = "busy-server/plan", threading.Event()
-    outcome: dict[str, Any] = {}
-    waits = {"1": "c.1", "2": "c.2"}
-    third = threading.Thread(target=lambda: outcome.update(one_task("c.3", run, waits, cancel)))
-    third.start()
-    one_task("c.2", run, {}, cancel)
-    for other in range(KEPT_RUNS):  # a busy server: other threads' plans
-        BOARD.post(f"thread-{other}", f"run-{other}", f"x{other}.1", Posted("done", "x"))
-    one_task("c.1", run, {}, cancel)
-    third.join(3)
-    cancel.set()  # the watchdog: a task still waiting gives up (deferred)
-    third.join(5)
-    assert outcome["outcome"] == "done", outcome
-
-
-def test_a_task_waiting_when_ctrl_c_comes_gives_up_at_once_while_what_it_needs_hangs() -> None:
-    run, cancel = "ctrl-c/plan", threading.Event()
-    outcome: dict[str, Any] = {}
-    waiting = threading.Thread(
-        target=lambda: outcome.update(one_task("c.2", run, {"1": "c.1"}, cancel))
-    )
-    waiting.start()
-    waiting.join(0.5)
-    assert waiting.is_alive()  # task 1 never posts (it hangs)
-    started = time.monotonic()
-    cancel.set()
-    waiting.join(5)
-    assert not waiting.is_alive() and time.monotonic() - started < 1
-    assert outcome == {"outcome": "deferred", "seal": outcome["seal"]}  # not run, sent again
 
 
 # -- through the graph -----------------------------------------------------------------------
@@ -262,26 +208,3 @@ def test_many_plans_at_once_on_a_small_default_executor_all_finish(tmp_path: Pat
 
     asyncio.run(main())
     assert len(RAN) == runs * length
-
-
-def test_a_collected_plan_leaves_nothing_on_the_board(tmp_path: Path) -> None:
-    """Its outcomes go once the agent node collects them: a board that keeps only plans in
-    flight forgets none a task still waits on, and a plan run again reads no stale outcome."""
-    RAN.clear()
-    first = plan((1, "peek", {"path": "a"}, []), (2, "peek", {"path": "b $1"}, []))
-    graph, config = graph_with(tmp_path, [first, say("two")])
-    assert go(graph, config, PLAN_MODE, context(tmp_path)) is None
-    assert len(RAN) == 2
-    assert not [key for key in BOARD._runs if key[0] == "g"]
-
-
-def test_a_task_skipped_while_it_waited_is_audited_as_not_run() -> None:
-    run, cancel = "skipped/plan", threading.Event()
-    BOARD.post("board", run, "s.1", Posted("failed"))
-    ctx = SimpleNamespace(policy=None, workspace=None, cancel=cancel)
-    call_ = {"id": "s.2", "name": "note", "args": {"text": "after $1"}}
-    part = {"run": run, "given": {}, "waits": {"1": "s.1"}, "who": "person"}
-    update = run_task(call_, part, ctx, KEY, "board", False, lambda ready: {})
-    assert update["plan_results"]["s.2"]["outcome"] == "skipped"
-    [record] = update["audit_pending"]
-    assert (record["decision"], record["by"]) == ("skipped", "plan: task 1 failed")
