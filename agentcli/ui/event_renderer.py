@@ -26,6 +26,7 @@ from agentcli.events import (
 )
 from agentcli.terminal_text import mark, visible
 from agentcli.ui.call_preview import Preview
+from agentcli.ui.outcome_mark import outcome_mark, outcome_style
 from agentcli.ui.safe_text import mark_spans, safe_line
 
 if TYPE_CHECKING:
@@ -143,9 +144,10 @@ def fold(result: ToolResult) -> Text:
     if result.name == PLAN and body and body[0].startswith(PLAN_RESULTS):  # tasks shown
         body = [line for line in body if line.startswith((PLAN_RESULTS, "Task "))]
     failed = result.status == "error"
-    mark, style = ("✗", "red") if failed else ("✓", "green")
+    style = outcome_style(result.status)
     shown_lines, width = (ERROR_LINES, ERROR_LINE_CHARS) if failed else (FOLD_LINES, 160)
-    text = Text(f"{mark} ", style=style)
+    text = outcome_mark(result.status)
+    text.append(" ")
     text.append_text(safe_line(result.name, style))
     text.append(f" ({len(lines)} lines, {len(result.content)} chars)\n", style="dim")
     for number, shown in enumerate(body[:shown_lines]):

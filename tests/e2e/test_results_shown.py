@@ -1,0 +1,69 @@
+"""How a call's result looks to the person (issue 27, bugs 2 and 3): its mark and colour
+follow how it ended, and the layout in it (tabs, blank lines) shows as layout.
+
+Each test plays the chat in a pseudo-terminal and reads what a terminal would show (pyte),
+colours included; `threads show` is read as a person reads it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pexpect
+import pyte
+
+from tests.e2e.conftest import Agent
+from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import leave
+
+ROWS, COLS = 100, 120
+
+
+def on_screen(agent: Agent, *args: str) -> tuple[pexpect.spawn, pyte.Screen, pyte.Stream]:
+    """The chat in colour (NO_COLOR empty) on an emulated ROWS x COLS terminal."""
+    child = agent.spawn(*args, env={"NO_COLOR": ""})
+    child.setwinsize(ROWS, COLS)
+    screen = pyte.Screen(COLS, ROWS)
+    return child, screen, pyte.Stream(screen)
+
+
+def result_rows(screen: pyte.Screen) -> list[tuple[str, str, str]]:
+    """Each result line on the screen: (its mark, the mark's colour, the line)."""
+    found = []
+    for number, row in sorted(screen.buffer.items()):
+        line = "".join(row[col].data for col in range(COLS)).rstrip()
+        if line[:2] in ("✓ ", "✗ "):
+            found.append((line[0], row[0].fg, line))
+    return found
+
+
+COMMANDS = [  # (the call, whether it succeeds)
+    (("shell", {"command": "echo fine"}), True),
+    (("shell", {"command": "echo 'Permission denied' >&2; exit 1"}), False),
+    (("shell", {"command": "sleep 5", "timeout": 0.5}), False),  # a timeout
+    (("shell", {"command": "kill -KILL $$"}), False),  # a signal
+    (("shell", {"command": "touch ../outside.txt"}), False),  # the sandbox refuses it
+    (("read_file", {"path": "no-such-file.txt"}), False),  # a tool error
+    (("shell", {"command": "grep -q nothing /dev/null"}), False),  # exit 1, no output
+]
+
+
+def test_a_failed_call_gets_the_failure_mark_and_colour(agent: Agent) -> None:
+    agent.server.push(*(tool_calls(call) for call, _ in COMMANDS), text("all done"))
+    child, screen, stream = on_screen(agent, "chat", "-y", "go")
+    child.expect("all done", timeout=60)
+    stream.feed(child.before + child.after)
+    shown = result_rows(screen)
+    expected = [("✓", "green") if ok else ("✗", "red") for _, ok in COMMANDS]
+    assert [(mark, colour) for mark, colour, _ in shown] == expected, shown
+    assert (agent.workspace.parent / "outside.txt").exists() is False
+    thread = leave(child)
+    # `threads show`: the first line of each result led by the same mark
+    listing = agent.run("threads", "show", thread).stdout.splitlines()
+    marks = [line.strip()[0] for line in listing if line.strip()[:2] in ("✓ ", "✗ ")]
+    assert marks == [mark for mark, _ in expected], listing
+    assert "    ✗ exit code 1" in listing
+    # and for scripts: each call's status
+    entries = json.loads(agent.run("threads", "show", thread, "--json").stdout)["entries"]
+    statuses = [call["status"] for entry in entries for call in entry.get("calls", [])]
+    assert statuses == ["success" if ok else "error" for _, ok in COMMANDS]
