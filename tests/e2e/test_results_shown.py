@@ -30,7 +30,7 @@ def on_screen(agent: Agent, *args: str) -> tuple[pexpect.spawn, pyte.Screen, pyt
 def result_rows(screen: pyte.Screen) -> list[tuple[str, str, str]]:
     """Each result line on the screen: (its mark, the mark's colour, the line)."""
     found = []
-    for number, row in sorted(screen.buffer.items()):
+    for _, row in sorted(screen.buffer.items()):
         line = "".join(row[col].data for col in range(COLS)).rstrip()
         if line[:2] in ("✓ ", "✗ "):
             found.append((line[0], row[0].fg, line))
