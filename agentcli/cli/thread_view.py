@@ -10,7 +10,7 @@ from rich.text import Text
 
 from agentcli.threads.transcript import decision_text, speaker
 from agentcli.ui.outcome_mark import outcome_mark
-from agentcli.ui.safe_text import styled
+from agentcli.ui.safe_text import safe_line, styled
 
 if TYPE_CHECKING:
     from agentcli.threads.thread_rows import ThreadRow
@@ -52,7 +52,8 @@ def show_result(console: Any, result: str, status: str | None) -> None:
     for number, text in enumerate(lines):
         shown = Text("    ")
         shown.append_text(outcome_mark(status) if number == 0 else Text("│", style="dim"))
-        shown.append_text(styled((f" {text}", "dim")))
+        shown.append(" ")
+        shown.append_text(safe_line(text, "dim", tabs=True))  # output: tabs are layout
         console.print(shown)
 
 

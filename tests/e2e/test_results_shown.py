@@ -12,9 +12,9 @@ import json
 import pexpect
 import pyte
 
-from tests.e2e.conftest import Agent
+from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.scripted_server import text, tool_calls
-from tests.helpers.terminal import leave
+from tests.helpers.terminal import CHOICE, leave
 
 ROWS, COLS = 100, 120
 
@@ -67,3 +67,54 @@ def test_a_failed_call_gets_the_failure_mark_and_colour(agent: Agent) -> None:
     entries = json.loads(agent.run("threads", "show", thread, "--json").stdout)["entries"]
     statuses = [call["status"] for entry in entries for call in entry.get("calls", [])]
     assert statuses == ["success" if ok else "error" for _, ok in COMMANDS]
+
+
+def rows_of(child: pexpect.spawn, screen: pyte.Screen, stream: pyte.Stream) -> list[str]:
+    stream.feed(child.before + child.after)
+    return [row.rstrip() for row in screen.display]
+
+
+SOURCE = "def add(a, b):\n\treturn a + b\n\n\nx = 1\n"
+WRITTEN = "def add(a, b):\n\treturn a + b\n\n\nx = 2  \n"  # two blanks end the new line
+COMMAND = "printf 'a\\tb\\n'"  # a tab inside quotes: bash prints it, a space would differ
+
+
+def test_tabs_and_blank_lines_show_as_layout(agent: Agent) -> None:
+    (agent.workspace / "a.py").write_text(SOURCE)
+    agent.server.push(
+        tool_calls(("read_file", {"path": "a.py"})),
+        tool_calls(("write_file", {"path": "a.py", "content": WRITTEN})),
+        tool_calls(("shell", {"command": COMMAND.replace("\\t", "\t")})),
+        text("all done"),
+    )
+    child, screen, stream = on_screen(agent, "chat", "read a.py")
+    child.expect(CHOICE)  # read_file
+    child.sendline("a")
+    child.expect(CHOICE)  # write_file: its diff
+    rows = rows_of(child, screen, stream)
+    panel = "\n".join(rows[max(i for i, r in enumerate(rows) if r.startswith("╭")) :])
+    assert "│ 5   " in panel and "│ 6   " in panel  # blank context lines: blank, no mark
+    assert "⟦SP⟧" not in panel.replace("x = 2⟦SP⟧⟦SP⟧", "")
+    assert "│ 4          return a + b" in panel  # " " sign, then the tab to column 8
+    assert "│ 8 +x = 2⟦SP⟧⟦SP⟧" in panel  # the blanks that end an added line do show
+    assert "⟦HT⟧" not in panel
+    # the read_file result above it: its line numbers' tabs as spaces
+    assert "       1  def add(a, b):" in rows and "       2          return a + b" in rows
+    child.sendline("a")
+    child.expect(CHOICE)  # the command: a tab in it stays a mark, since bash tells them apart
+    rows = rows_of(child, screen, stream)
+    assert any("printf 'a⟦HT⟧b\\n'" in row for row in rows), rows
+    child.sendline("a")
+    child.expect("all done")
+    rows = rows_of(child, screen, stream)
+    assert "  a       b" in rows  # its output: the tab is layout
+    thread = leave(child)
+    # `threads show` and `agentcli diff`, at a terminal: no tab reaches it raw, none marked
+    shown = {}
+    for args in (("threads", "show", thread), ("diff", thread)):
+        out = pexpect.run(AGENTCLI, args=list(args), env=agent.env, cwd=str(agent.workspace))
+        shown[args[0]] = out.decode().replace("\r\n", "\n")
+        assert "\t" not in shown[args[0]] and "⟦HT⟧" not in shown[args[0]], shown
+    assert "    │      2          return a + b" in shown["threads"].splitlines()
+    assert "    │ a       b" in shown["threads"].splitlines()
+    assert "         return a + b\n \n \n-x = 1\n+x = 2⟦SP⟧⟦SP⟧\n" in shown["diff"]

@@ -770,3 +770,78 @@ def test_the_review_and_the_result_show_unseen_characters_as_marks(agent: Agent)
         assert raw == [], (payload, raw)
         # in the review of its call, and in its result (shown on the screens after it)
         assert all(whole.count(mark(c)) >= 2 for c in hidden), payload
+
+
+# ---------------------------------------------------------------------------------------
+# Round 4 (issue 27, bug 3): tabs and blanks as layout where nothing runs; the command
+# under review keeps them as marks, since bash tells `a<TAB>b` from `a b` in quotes.
+
+from agentcli.terminal_text import TAB_STOP  # noqa: E402
+from agentcli.ui.diff_text import diff_shown  # noqa: E402
+
+WITH_TABS = st.text(st.sampled_from(["\t", "\t", " ", "a", "\n", "\x1b", "\u202e", "界", "⟦"]))
+
+
+@given(WITH_TABS | ANY_TEXT, st.booleans())
+def test_tabs_as_layout_are_spaces_and_hide_nothing(text: str, multiline: bool) -> None:
+    shown = visible(text, multiline, tabs=True)
+    assert "\t" not in shown and not RAW.search(shown)
+    # the same as visible() shows it, each tab (raw, or marked in one-line text) now spaces
+    tab = "\t" if multiline else mark("\t")
+    pattern = " +".join(re.escape(piece) for piece in visible(text, multiline).split(tab))
+    assert re.fullmatch(pattern, shown, re.DOTALL), (text, shown)
+
+
+@given(st.text(st.sampled_from(["\t", " ", "a", "\n"])))
+def test_a_tab_ends_at_the_next_tab_stop_of_its_line(text: str) -> None:
+    assert visible(text, tabs=True) == text.expandtabs(TAB_STOP)  # as Python, and a terminal
+
+
+def test_a_wide_character_or_a_mark_counts_its_cells() -> None:
+    assert visible("界\tx", tabs=True) == "界      x"  # two cells, six spaces
+    assert visible("\x1b\tx", tabs=True) == "⟦ESC⟧   x"  # five cells, three spaces
+    assert visible("ä\u0301\tx", tabs=True) == "ä\u0301       x"  # the accent takes none
+
+
+def test_the_command_under_review_keeps_its_tabs_and_blanks_as_marks() -> None:
+    from rich.console import Console
+
+    from agentcli.ui.call_preview import Preview
+    from agentcli.ui.event_renderer import call_panel
+
+    console = Console(width=60, color_system=None, force_terminal=True)
+    with console.capture() as captured:
+        console.print(call_panel("shell", Preview("shell", "printf 'a\tb'  "), 1, 1, ""))
+    assert "printf 'a⟦HT⟧b'⟦SP⟧⟦SP⟧" in captured.get()
+
+
+DIFF = (
+    "--- a/f\t\n+++ b/f\n@@ -1,4 +1,4 @@\n \tkeep\n \n-\tgone  \n+\tnew\t\n+x\n"
+    "\\ No newline at end of file\ndiff --git a/g b/g\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-a\n+b"
+)
+
+
+def test_a_diff_shows_its_layout_as_layout() -> None:
+    assert diff_shown(DIFF).split("\n") == [
+        "--- a/f⟦HT⟧",  # a header's tab and trailing blanks: marks
+        "+++ b/f",
+        "@@ -1,4 +1,4 @@",
+        "         keep",  # the sign's column, then the file's tab to its tab stop
+        " ",  # a blank context line: blank
+        "-        gone⟦SP⟧⟦SP⟧",  # the blanks that end a changed line: marks
+        "+        new⟦HT⟧",
+        "+x",
+        "\\ No newline at end of file",
+        "diff --git a/g b/g",
+        "--- a/g",  # the next file's header: not a removed line
+        "+++ b/g",
+        "@@ -1 +1 @@",
+        "-a",
+        "+b",
+    ]
+
+
+@given(WITH_TABS | ANY_TEXT)
+def test_a_diff_leaves_nothing_raw(text: str) -> None:
+    shown = diff_shown("@@ -1 +1 @@\n" + "\n".join(s + text for s in (" ", "-", "+")))
+    assert "\t" not in shown and not RAW.search(shown)
