@@ -103,6 +103,17 @@ def unsafe(char: str, multiline: bool = True, base: str = "") -> bool:
     return combines(char) and (base == "" or base.isascii())
 
 
+TAB_STOP = 8  # a terminal's default tab stops: every 8 columns
+
+
+def cells(char: str) -> int:
+    """The columns a shown character takes: 2 for wide and full-width ones, 0 for one drawn
+    on the character before it, else 1. Only used to put tab stops where a terminal would."""
+    if combines(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
 def mark(char: str) -> str:
     name = NAMES.get(char) or ("SP" if char == " " else f"U+{ord(char):04X}")
     return f"{OPEN}{name}{CLOSE}"
@@ -112,42 +123,69 @@ _TRAILING = re.compile(r"[ \t]+(?=\n|$)")
 
 
 def parts(
-    text: str, multiline: bool = True, trailing: bool = False, marked: bool = False
+    text: str,
+    multiline: bool = True,
+    trailing: bool = False,
+    marked: bool = False,
+    tabs: bool = False,
 ) -> list[tuple[str, bool]]:
     """`text` as runs of (piece, is_mark), marks one character each. `trailing` marks the
     spaces and tabs that end a line too (they would not show, and in a command they count).
     `marked`: the text already holds marks (it is visible()'s output after a parser that may
-    have decoded new characters into it), so `⟦` is left as it is."""
+    have decoded new characters into it), so `⟦` is left as it is. `tabs`: a tab is layout,
+    replaced by the spaces up to the next tab stop (every TAB_STOP columns from the start of
+    its line, as a terminal moves the cursor), in one-line text too; never a raw tab, which
+    moves a terminal's cursor over what is drawn without erasing it. Only for text that
+    nothing runs (a result, a file's lines): where a tab and spaces differ to what runs (a
+    command under review), it stays a mark."""
     out: list[tuple[str, bool]] = []
     start = 0
     ends = {i for m in _TRAILING.finditer(text) for i in range(*m.span())} if trailing else ()
     base = ""  # what a combining mark here would draw on: the last shown non-combining char
+    column = 0  # where the character stands in its line, in cells (for tabs)
     for index, char in enumerate(text):
-        if (unsafe(char, multiline, base) and not (marked and char == OPEN)) or index in ends:
+        if tabs and char == "\t" and index not in ends:
             if start < index:
                 out.append((text[start:index], False))
-            out.append((mark(char), True))
+            spaces = TAB_STOP - column % TAB_STOP
+            out.append((" " * spaces, False))
+            column += spaces
+            start = index + 1
+            base = " "
+        elif (unsafe(char, multiline, base) and not (marked and char == OPEN)) or index in ends:
+            if start < index:
+                out.append((text[start:index], False))
+            shown = mark(char)
+            out.append((shown, True))
+            column += len(shown)
             start = index + 1
             base = ""
-        elif not combines(char):
-            base = "" if char == OPEN else char  # nothing may draw over a mark's bracket
+        else:
+            column = 0 if char == "\n" else column + cells(char)
+            if not combines(char):
+                base = "" if char == OPEN else char  # nothing may draw over a mark's bracket
     if start < len(text):
         out.append((text[start:], False))
     return out
 
 
 def visible(
-    text: object, multiline: bool = True, trailing: bool = False, marked: bool = False
+    text: object,
+    multiline: bool = True,
+    trailing: bool = False,
+    marked: bool = False,
+    tabs: bool = False,
 ) -> str:
     """`text` (str() of it, if not a string) with every unsafe character as a mark.
 
     multiline=False also marks \n and \t: for names, ids, titles, paths, one-line fields.
     trailing=True marks the blanks that end a line (the review shows every byte).
-    marked=True leaves the marks already in `text` alone (see parts)."""
+    marked=True leaves the marks already in `text` alone (see parts).
+    tabs=True expands tabs to the next tab stop, as layout (see parts)."""
     text = text if isinstance(text, str) else str(text)
     if text.isascii() and text.isprintable() and not (trailing and text.endswith(" ")):
         return text  # the common case, fast: no controls, no newlines or tabs
-    return "".join(piece for piece, _ in parts(text, multiline, trailing, marked))
+    return "".join(piece for piece, _ in parts(text, multiline, trailing, marked, tabs))
 
 
 def line(text: object) -> str:

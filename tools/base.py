@@ -18,8 +18,16 @@ class ToolError(ToolException):
     """A failure the model caused or can fix; its message is written for the model."""
 
 
+class ToolFailed(ToolError):
+    """The tool ran and what it ran failed (a command's non-zero exit, a timeout, a signal):
+    its message is the whole result, whose first line already says how it ended, so it is
+    not prefixed with "Error:". Raised, not returned, so that the tool message's status is
+    "error" and every reader of the thread (the chat, `threads show`, the audit, a plan)
+    sees the failure the same way."""
+
+
 def _error_content(error: ToolException) -> str:
-    return f"Error: {error}"
+    return str(error) if isinstance(error, ToolFailed) else f"Error: {error}"
 
 
 @overload
@@ -40,7 +48,8 @@ def builtin_tool(
     The Google-style docstring becomes the description and the per-argument help. A
     ``ToolError`` becomes a tool message with status "error" whose text starts with "Error:"
     (providers drop the status, so the text has to say it), whatever the ToolNode's
-    ``handle_tool_errors`` setting is. Any other exception propagates to the ToolNode.
+    ``handle_tool_errors`` setting is; a ``ToolFailed`` too, its text as it is. Any other
+    exception propagates to the ToolNode.
     ``precheck``: the tool's precondition, kept in its metadata (tools/preconditions.py).
     """
     if func is None:

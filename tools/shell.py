@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import IO
 
-from .base import Runtime, ToolError, builtin_tool, context_of
+from .base import Runtime, ToolError, ToolFailed, builtin_tool, context_of
 from .environment import tool_environment
 from .output import cap_output
 from .redacted_stream import RedactedStream
@@ -164,4 +164,7 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
         already_cut=capture.dropped,
     )
     note = denied(plan, None if stopped or timed_out else process.returncode, output)
-    return f"{status}\n{body}" + (f"\n{note}" if note else "")
+    result = f"{status}\n{body}" + (f"\n{note}" if note else "")
+    if stopped or timed_out or process.returncode:  # a signal's is negative
+        raise ToolFailed(result)  # the same text, with the status "error"
+    return result

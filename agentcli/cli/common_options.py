@@ -156,7 +156,9 @@ class Common:
         return settings
 
     def _settings(self) -> Settings:
-        return load_settings(
+        from agentcli.agent.toolset.tool_names import settings_problems
+
+        return load_settings(  # a config's tool names are checked with its other problems
             self.config,
             {
                 "model.name": self.model,
@@ -166,6 +168,7 @@ class Common:
                 "storage.db": str(self.db) if self.db else None,
                 "sandbox.mode": self.sandbox.value if self.sandbox else None,
             },
+            settings_problems,
         )
 
     def checked_workspace(self) -> Path | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentcli.agent.toolset.tool_names import config_name_problems, flag_problems
+from agentcli.agent.toolset.tool_names import flag_problems, settings_problems
 from agentcli.cli.common_options import Common, warn
 from agentcli.config import Settings
 from agentcli.errors import ConfigError, UsageError
@@ -94,13 +94,7 @@ def check_early(
     from agentcli.cli.setup_guide import check_setup
 
     check_setup(settings)
-    from agentcli_tools.catalogue import BUILTINS  # names only: no LangChain, no toolset
-
-    if settings.modules or settings.mcp_servers or not set(settings.enabled) <= BUILTINS.keys():
-        return  # the session checks the names when it loads the tools (agent/toolset/tool_names.py)
-    offered = list(settings.enabled or BUILTINS)
-    kept = [name for name in offered if name not in settings.disabled]
-    problems = config_name_problems(settings, offered) + flag_problems(kept, approve, deny)
+    problems = settings_problems(settings, approve, deny)  # None: the session checks them
     if problems:
         raise ConfigError(*problems)
 

@@ -233,7 +233,7 @@ def _compact(chat: Chat, arg: str) -> bool:
 @command("/export", "/export [FILE]: write this thread as Markdown (default: ID.md)")
 def _export(chat: Chat, arg: str) -> bool:
     from agentcli.session import history
-    from agentcli.threads.transcript import to_markdown
+    from agentcli.ui.markdown_export import to_markdown
 
     s = local(chat, "/export")
     if s.row is None:

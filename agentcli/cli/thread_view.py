@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
+
 from agentcli.threads.transcript import decision_text, speaker
-from agentcli.ui.safe_text import styled
+from agentcli.ui.outcome_mark import outcome_mark
+from agentcli.ui.safe_text import safe_line, styled
 
 if TYPE_CHECKING:
     from agentcli.threads.thread_rows import ThreadRow
@@ -38,9 +41,20 @@ def draw(console: Any, row: ThreadRow, turns: list[dict[str, Any]]) -> None:
                 show_task(console, task)
             if call.get("plan"):
                 continue  # its result is each task's, shown above
-            result = (call["result"] or "").removesuffix("\n")
-            for text in result.split("\n")[:SHOW_RESULT_LINES] if result else []:
-                console.print(styled((f"    │ {text}", "dim")))
+            if call["result"] is not None:
+                show_result(console, call["result"], call.get("status"))
+
+
+def show_result(console: Any, result: str, status: str | None) -> None:
+    """The start of a call's result, its first line led by how the call ended (`✓`, or a
+    red `✗` for a failed command or a tool error), the others by `│`."""
+    lines = result.removesuffix("\n").split("\n")[:SHOW_RESULT_LINES]
+    for number, text in enumerate(lines):
+        shown = Text("    ")
+        shown.append_text(outcome_mark(status) if number == 0 else Text("│", style="dim"))
+        shown.append(" ")
+        shown.append_text(safe_line(text, "dim", tabs=True))  # output: tabs are layout
+        console.print(shown)
 
 
 def show_task(console: Any, task: dict[str, Any]) -> None:

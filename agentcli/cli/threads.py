@@ -129,7 +129,8 @@ def export(
     """Print a thread as Markdown to read, or JSON for scripts (messages, audit, decisions)."""
     from agentcli.agent.outbound import settings_redactor
     from agentcli.session import history
-    from agentcli.threads.transcript import to_json, to_markdown
+    from agentcli.threads.transcript import to_json
+    from agentcli.ui.markdown_export import to_markdown
 
     store, row = _open(common, thread_id)
     values = history.values(store, row.thread_id)

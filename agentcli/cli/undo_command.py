@@ -10,7 +10,7 @@ import typer
 from agentcli.cli.common_options import Common, common_options
 from agentcli.cli.threads import ThreadArg
 from agentcli.errors import ExitCode, UsageError
-from agentcli.terminal_text import line, visible
+from agentcli.terminal_text import line
 
 if TYPE_CHECKING:
     from agentcli.session.undo import UndoPlan
@@ -148,6 +148,7 @@ def diff(
     from agentcli.session import history
     from agentcli.session.agent_changes import turn_diff
     from agentcli.snapshots.call_snapshots import snapshots_of
+    from agentcli.ui.diff_text import diff_shown
 
     settings = common.settings()
     store = common.store(settings)
@@ -166,5 +167,6 @@ def diff(
     terminal = sys.stdout.isatty()
     for number, text in diffs:
         print(f"# message {number}")
-        # a pipe gets the patch as it is (git apply takes it); a terminal sees every byte marked
-        sys.stdout.write(visible(text) if terminal else text)
+        # a pipe gets the patch as it is (git apply takes it); a terminal sees every byte
+        # marked, but for the tabs and blanks that are the diff's layout (ui/diff_text.py)
+        sys.stdout.write(diff_shown(text) if terminal else text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -117,10 +118,14 @@ class Settings:
 
 
 def load_settings(
-    config: str | Path | None = None, overrides: dict[str, Any] | None = None
+    config: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    more_problems: Callable[[Settings], list[str] | None] | None = None,
 ) -> Settings:
     """The effective settings; `overrides` are flag values keyed like FIELDS (None: unset).
-    Every problem found is reported at once, in one ConfigError (a line each)."""
+    Every problem found is reported at once, in one ConfigError (a line each): with those of
+    `more_problems` (checks this package cannot make, such as tool names), given the
+    settings as far as they read, when there are any."""
     explicit = config or os.environ.get("AGENTCLI_CONFIG")
     path = Path(explicit).expanduser() if explicit else default_config_path()
     values: dict[str, Any] = {}
@@ -153,7 +158,7 @@ def load_settings(
     check_servers(settings.mcp_servers, sources.get("mcp.servers", "config"), problems)
     check_prices(settings.prices, sources.get("model.prices", "config"), problems)
     if problems:
-        raise ConfigError(*problems)
+        raise ConfigError(*problems, *_more(more_problems, settings))
     origin = sources.get("approval.rules", "config")
     warnings = rule_warnings(settings.rules, origin)
     if settings.sandbox_mode == "read-only" and settings.sandbox_writable:
@@ -162,6 +167,15 @@ def load_settings(
             " in read-only mode: confined commands write only in their private temp folder"
         )
     return replace(settings, warnings=tuple(warnings))
+
+
+def _more(check: Callable[[Settings], list[str] | None] | None, settings: Settings) -> list[str]:
+    """The other problems `check` finds in settings that already have some: a value it
+    cannot read there (a rule the checks above refused) leaves it to say them later."""
+    try:
+        return (check(settings) or []) if check else []
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return []
 
 
 def rule_warnings(rules: list[dict[str, Any]], origin: str) -> list[str]:

@@ -1,15 +1,15 @@
-"""A thread as people and programs read it: turns, each call with its decision and result."""
+"""A thread as people and programs read it: turns, each call with its decision and result
+(the Markdown export, which renders them, is agentcli/ui/markdown_export.py)."""
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages import messages_to_dict as _to_dicts
 
-from agentcli.terminal_text import dumps, line, visible
+from agentcli.terminal_text import dumps
 from agentcli.threads.stopped_answer import was_stopped
 from agentcli.threads.thread_rows import ThreadRow
 
@@ -80,71 +80,6 @@ def to_json(row: ThreadRow, values: dict[str, Any]) -> str:
         "compaction": values.get("compaction"),
     }
     return dumps(document, indent=2)
-
-
-def to_markdown(row: ThreadRow, values: dict[str, Any]) -> str:
-    """The thread to read, as CommonMark in which no untrusted text is markup: every
-    untrusted string has its controls as visible marks (agentcli.terminal_text); messages are
-    block quotes and one-line fields are plain text, each with its Markdown punctuation
-    escaped (so no text opens a comment, HTML, a heading, a list, a link or a fence, or
-    underlines the line before it); code sits in fences longer than any backtick run inside.
-    So a viewer shows exactly the entries agentcli wrote, and each text as it is."""
-    about = f"{row.model} · {row.workspace} · updated {row.updated_at}"
-    lines = [f"# {inert(row.title)}", "", f"Thread {code_span(row.thread_id)} · {inert(about)}"]
-    for entry in entries(values):
-        who = speaker(entry)
-        if entry["text"]:
-            lines += ["", f"**{inert(who[0].upper() + who[1:])}:**", "", *quoted(entry["text"])]
-        for call in entry.get("calls", []):
-            decision = inert(decision_text(call["decision"]))
-            lines += ["", f"- tool {code_span(call['tool'])} ({decision})"]
-            lines += ["", *_fenced(dumps(call["args"]), "json")]
-            if call["result"] is not None:
-                lines += ["", *_fenced(call["result"])]
-    return "\n".join(lines) + "\n"
-
-
-# The ASCII punctuation that is markup anywhere in a line, in CommonMark or GitHub's
-# Markdown: escapes, code, emphasis, strikethrough and fences, links, images, footnotes and
-# reference definitions, HTML, autolinks and quotes, entities, headings, tables, math.
-# CommonMark reads a backslash before any ASCII punctuation as that character.
-_MARKUP = re.compile(r"[\\`*_~\[\]<>&#|$]")
-# ... and what is markup only where it stands: a list item, setext underline or rule at the
-# start of a line (`-`, `+`, `=`), an ordered list item (`1.`, `2)`), an emoji code (`:x:`).
-_PLACED = re.compile(r"(?m)^([ \t]*[0-9]{0,9})([-+=.)])|:(?=[\w+-]+:)")
-
-
-def inert(text: object, multiline: bool = False) -> str:
-    """Untrusted text as Markdown that shows as that text: marks for controls, one line
-    unless `multiline`, every punctuation character that could be markup escaped."""
-    escaped = _MARKUP.sub(r"\\\g<0>", visible(text, multiline=multiline))
-    return _PLACED.sub(lambda m: f"{m[1]}\\{m[2]}" if m[2] else "\\:", escaped)
-
-
-def quoted(text: str) -> list[str]:
-    """A message as a block quote: each of its lines inert, none able to end the quote."""
-    return [f"> {shown}" if shown else ">" for shown in inert(text, multiline=True).split("\n")]
-
-
-def _fence(text: str) -> str:
-    """Backticks enough that no run inside `text` closes the fence or span early."""
-    longest = max((len(run) for run in re.findall("`+", text)), default=0)
-    return "`" * (longest + 1)
-
-
-def code_span(value: object) -> str:
-    """`value` on one line as inline code that no backtick inside can end."""
-    text = line(value)
-    fence = _fence(text)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def _fenced(text: str, info: str = "") -> list[str]:
-    """A fenced code block, indented to sit in a list item."""
-    shown = visible(text).removesuffix("\n").split("\n")
-    fence = max(_fence(text), "```", key=len)
-    return [f"  {fence}{info}", *("  " + x for x in shown), f"  {fence}"]
 
 
 def decision_text(record: dict[str, Any] | None) -> str:

@@ -26,6 +26,8 @@ from agentcli.events import (
 )
 from agentcli.terminal_text import mark, visible
 from agentcli.ui.call_preview import Preview
+from agentcli.ui.diff_text import diff_shown
+from agentcli.ui.outcome_mark import outcome_mark, outcome_style
 from agentcli.ui.safe_text import mark_spans, safe_line
 
 if TYPE_CHECKING:
@@ -143,14 +145,15 @@ def fold(result: ToolResult) -> Text:
     if result.name == PLAN and body and body[0].startswith(PLAN_RESULTS):  # tasks shown
         body = [line for line in body if line.startswith((PLAN_RESULTS, "Task "))]
     failed = result.status == "error"
-    mark, style = ("✗", "red") if failed else ("✓", "green")
+    style = outcome_style(result.status)
     shown_lines, width = (ERROR_LINES, ERROR_LINE_CHARS) if failed else (FOLD_LINES, 160)
-    text = Text(f"{mark} ", style=style)
+    text = outcome_mark(result.status)
+    text.append(" ")
     text.append_text(safe_line(result.name, style))
     text.append(f" ({len(lines)} lines, {len(result.content)} chars)\n", style="dim")
     for number, shown in enumerate(body[:shown_lines]):
         text.append("\n  " if number else "  ", style="dim")
-        text.append_text(safe_line(_clip(shown, width), "dim"))
+        text.append_text(safe_line(_clip(shown, width), "dim", tabs=True))  # output: layout
     if len(body) > shown_lines:
         text.append(f"\n  … {len(body) - shown_lines} more lines", style="dim italic")
     for note in notes:
@@ -187,8 +190,10 @@ def highlighted(text: str, kind: str) -> list[Text]:
     """`text` made visible, coloured by its kind, as lines; marks in reverse video."""
     lexer = {"diff": "diff", "shell": "bash", "json": "json"}[kind]
     if kind == "diff":  # each diff line ends in a newline: no empty line after the last
-        text = text.removesuffix("\n")
-    shown = visible(text, trailing=True).replace("\t", mark("\t"))  # a tab: which bytes?
+        shown = diff_shown(text.removesuffix("\n"))
+    else:  # a command runs as it is: `a<TAB>b` and `a b` differ to bash (in quotes, `<<-`),
+        # and so do the blanks that end a line: each is shown as a mark
+        shown = visible(text, trailing=True).replace("\t", mark("\t"))
     colour = Syntax(shown, lexer, theme="ansi_dark").highlight(shown)
     extra = len(colour.plain) - len(shown)
     if colour.plain.startswith(shown):  # the highlighter may add a newline at the end

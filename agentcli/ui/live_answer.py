@@ -43,7 +43,7 @@ class Status:
         lines = self.output.rstrip("\n").split("\n") if self.output else []
         for line in lines[-OUTPUT_LINES:]:  # not splitlines: a \r is shown, not obeyed
             text.append("\n  ", style="dim italic")
-            text.append_text(safe_line(line[:200], "dim italic"))
+            text.append_text(safe_line(line[:200], "dim italic", tabs=True))  # output: layout
         return text
 
 

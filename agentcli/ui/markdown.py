@@ -29,9 +29,15 @@ class ShownMarkdown(Markdown):
 
     def __init__(self, markup: str) -> None:
         super().__init__("", hyperlinks=False)
-        parser = MarkdownIt().enable("strikethrough").enable("table").disable(HIDING_RULES)
         self.markup = markup
-        self.parsed = list(_shown(parser.parse(markup)))
+        self.parsed = parse_shown(markup)
+
+
+def parse_shown(markup: str) -> list[Token]:
+    """`markup` (through visible() already) parsed as the chat shows it: HTML, entities and
+    reference definitions as plain text, links and images as text with their address."""
+    parser = MarkdownIt().enable("strikethrough").enable("table").disable(HIDING_RULES)
+    return list(_shown(parser.parse(markup)))
 
 
 def _text(content: str) -> Token:

@@ -10,17 +10,20 @@ from agentcli.terminal_text import parts
 MARK_STYLE = "reverse"
 
 
-def safe(text: object, style: str = "", multiline: bool = True) -> Text:
-    """`text` as a Text whose unsafe characters are marks in MARK_STYLE."""
+def safe(text: object, style: str = "", multiline: bool = True, tabs: bool = False) -> Text:
+    """`text` as a Text whose unsafe characters are marks in MARK_STYLE; `tabs`: tabs
+    expanded to the next tab stop, as layout (terminal_text.parts says where that fits)."""
     out = Text(style=style)
-    for piece, is_mark in parts(text if isinstance(text, str) else str(text), multiline):
+    shown = parts(text if isinstance(text, str) else str(text), multiline, tabs=tabs)
+    for piece, is_mark in shown:
         out.append(piece, style=MARK_STYLE if is_mark else None)
     return out
 
 
-def safe_line(text: object, style: str = "") -> Text:
-    """A one-line field (a name, an id, a title, a path): newlines and tabs marked too."""
-    return safe(text, style, multiline=False)
+def safe_line(text: object, style: str = "", tabs: bool = False) -> Text:
+    """A one-line field (a name, an id, a title, a path): newlines marked too, and tabs
+    unless `tabs` (a line of a result: tabs are its layout)."""
+    return safe(text, style, multiline=False, tabs=tabs)
 
 
 def styled(*pieces: tuple[object, str] | object, multiline: bool = False) -> Text:

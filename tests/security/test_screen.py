@@ -311,7 +311,7 @@ def test_untrusted_text_cannot_leave_its_markdown_fence(result: str) -> None:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
     from agentcli.threads.thread_rows import ThreadRow
-    from agentcli.threads.transcript import to_markdown
+    from agentcli.ui.markdown_export import to_markdown
 
     call = {"id": "c1", "name": "read_file", "args": {"path": result}}
     values = {
@@ -336,7 +336,11 @@ def test_untrusted_text_cannot_leave_its_markdown_fence(result: str) -> None:
 # Round 2: characters that still printed raw, line breaks that were not in the bytes, a
 # Markdown export and a chat view that hid or forged text.
 
+from markdown_it.token import Token  # noqa: E402
+
 from agentcli.terminal_text import DEFAULT_IGNORABLE, mark, unsafe  # noqa: E402
+from agentcli.ui.markdown import parse_shown  # noqa: E402
+from agentcli.ui.markdown_export import LANGUAGE  # noqa: E402
 
 # Each hides in a command: the marked character must show as a mark, wherever it sits.
 PAYLOADS_INVISIBLE = [
@@ -538,9 +542,9 @@ def hostile_thread(texts: list[str]) -> tuple[object, dict, list[tuple[dict, str
 
 
 def export_tokens(texts: list[str]):
-    from markdown_it import MarkdownIt
+    from markdown_it import MarkdownIt  # as a viewer parses it: GitHub's, HTML included
 
-    from agentcli.threads.transcript import to_markdown
+    from agentcli.ui.markdown_export import to_markdown
 
     row, values, calls = hostile_thread(texts)
     markdown = to_markdown(row, values)
@@ -548,35 +552,115 @@ def export_tokens(texts: list[str]):
     return parser.parse(markdown), parser.render(markdown), calls
 
 
-def check_export(texts: list[str]) -> None:
+def check_export(texts: list[str], exact: bool = True) -> None:
+    """The export's top level is agentcli's alone; each model text inside its quote renders
+    as the chat parses it (`exact`); arguments and results are exact in their fences;
+    nothing is HTML, a link or an image; every text reads as itself."""
     import html
 
     tokens, rendered, calls = export_tokens(texts)
-    kinds = [t.type for t in tokens]
     inline = [c.type for t in tokens if t.children for c in t.children]
-    # nothing but the entries agentcli wrote: one heading, no HTML, no link, no image, no rule
-    assert kinds.count("heading_open") == 1
-    for kind in ("html_block", "hr", "table_open"):
-        assert kind not in kinds, kind
-    for kind in ("html_inline", "link_open", "image", "s_open"):
-        assert kind not in inline, kind
-    top = [t for t in tokens if t.level == 0]
-    assert [t.type for t in top if t.type.endswith("_open")].count("blockquote_open") == (
-        2 * len(texts) + 1  # each payload as the person's and the model's text, and the last
-    )
+    for kind in ("html_block", "html_inline", "link_open", "image"):
+        assert kind not in [t.type for t in tokens] + inline, kind
+    # the top level: the title, the thread's line, then per payload the person's label and
+    # quote, the model's label and quote, its call; then the last answer
+    top = [t for t in tokens if t.level == 0 and t.nesting >= 0]
+    turn = ["paragraph_open", "blockquote_open", "paragraph_open", "blockquote_open"]
+    assert [t.type for t in top] == [
+        "heading_open",
+        "paragraph_open",
+        *(turn + ["bullet_list_open"]) * len(texts),
+        *turn[2:],
+    ]
+    labels = [inline_of(tokens, t) for t in top if t.type == "paragraph_open"][1:]
+    assert labels == ["**You:**", "**Assistant:**"] * len(texts) + ["**Assistant:**"]
+    # each call: one item, its line, then its arguments and its result, exact
     items = [t for t in tokens if t.type == "list_item_open"]
-    assert len(items) == len(calls)
-    fences = [t.content for t in tokens if t.type == "fence"]
+    top_items = [t for t in items if t.level == 1]
+    assert len(top_items) == len(calls)
+    fences = [t.content for t in within(tokens, "bullet_list") if t.type == "fence"]
     expected = [
         visible(block).removesuffix("\n") + "\n"
         for args, result in calls
         for block in (dumps(args), result)
     ]
     assert fences == expected
+    # each of the model's texts renders as the chat showed it
+    quotes = quoted_parts(tokens)  # the person's and the model's by turns, then the last
+    model = [*quotes[1 : 2 * len(texts) : 2], quotes[-1]]
+    for quote, said in zip(model, [*texts, texts[-1]], strict=True):
+        assert not exact or shape(quote) == shape(parse_shown(visible(said))), said
     # and every text reads as itself (markup aside, whitespace runs are one space in HTML)
     words = " ".join(html.unescape(re.sub(r"<[^>]*>", " ", rendered)).split())
     for said in texts:
         assert " ".join(visible(said).split()) in words, said
+
+
+def inline_of(tokens: list, opening) -> str:
+    return tokens[tokens.index(opening) + 1].content
+
+
+def quoted_parts(tokens: list, kind: str = "blockquote") -> list[list]:
+    """The tokens inside each top-level block of `kind`, in order."""
+    parts, inside = [], None
+    for token in tokens:
+        if token.level == 0 and token.type == f"{kind}_open":
+            inside = []
+        elif token.level == 0 and token.type == f"{kind}_close":
+            parts.append(inside)
+            inside = None
+        elif inside is not None:
+            inside.append(token)
+    return parts
+
+
+def _collapsed(pieces: list[tuple]) -> list[tuple]:
+    """Text as HTML shows it: runs of spaces (a soft line break is one) as one space, none
+    at the ends of a line."""
+    out = []
+    for index, piece in enumerate(pieces):
+        if piece[0] == "text":
+            text = re.sub(" +", " ", piece[1])
+            if index + 1 == len(pieces) or pieces[index + 1][0] == "hardbreak":
+                text = text.rstrip(" ")
+            if index == 0 or pieces[index - 1][0] == "hardbreak":
+                text = text.lstrip(" ")
+            piece = ("text", text)
+        out.append(piece)
+    return out
+
+
+def within(tokens: list, kind: str) -> list:
+    return [token for part in quoted_parts(tokens, kind) for token in part]
+
+
+def shape(tokens: list) -> list[tuple]:
+    """What a Markdown viewer draws of tokens: each block's kind and nesting, each text
+    (adjacent pieces joined), code and its language; not the markers that wrote them."""
+    out: list[tuple] = []
+    for index, token in enumerate(tokens):
+        if token.type == "inline":
+            pieces: list[tuple] = []
+            one_line = index and tokens[index - 1].type in ("heading_open", "th_open", "td_open")
+            for child in token.children or []:
+                # a soft break shows as a space; in a heading or a cell, a hard one too
+                if child.type == "softbreak" or (one_line and child.type == "hardbreak"):
+                    child = Token("text", "", 0, content=" ")
+                if child.type == "text" and pieces and pieces[-1][0] == "text":
+                    pieces[-1] = ("text", pieces[-1][1] + child.content)
+                elif child.type in ("text", "code_inline"):
+                    pieces.append((child.type, child.content))
+                else:
+                    pieces.append((child.type,))
+            out.append(("inline", tuple(_collapsed(pieces))))
+        elif token.type in ("fence", "code_block"):
+            language = token.info.split(" ")[0]  # kept when it is a name (a lexer's, for colour)
+            language = language if LANGUAGE.fullmatch(language) else ""
+            out.append(("code", token.content.removesuffix("\n"), language))
+        else:
+            start = token.attrs.get("start") if token.type == "ordered_list_open" else None
+            out.append((token.type, token.tag, token.hidden, start, token.attrs.get("style")))
+    return out
 
 
 def test_the_markdown_export_shows_exactly_its_entries() -> None:
@@ -595,7 +679,25 @@ MARKDOWN_CHARS = st.text(
 
 @given(st.lists(MARKDOWN_CHARS, min_size=1, max_size=4))
 def test_no_text_of_markdown_punctuation_changes_the_export(texts: list[str]) -> None:
-    check_export(texts)
+    # not `exact`: emphasis the export writes next to a link's text or an escape can show
+    # as its `*` or `_` (never hiding or adding text, never leaving the quote)
+    check_export(texts, exact=False)
+
+
+# What models write, rendered in the export as the chat renders it.
+PAYLOADS_RENDER = [
+    "Here are **two** things:\n\n```python\ndef add(a, b):\n    return a + b\n```\n",
+    "# Summary\n\n- *one*\n- `two` and ``a ` tick``\n  1. nested\n  2. list\n\n> a quote\n",
+    "| tool | calls |\n|:--|--:|\n| `shell` | 3 |\n\nDone at 10:43:56, see [docs](http://x.example/).",
+    "Line one\\\nline two  \nthree ~~gone~~ ***both*** _under_ score_in_word\n\n___\n\n"
+    "    indented",
+    "1) first\n2) second\n\n* star\n+ plus\n\n![chart](http://x.example/c.png) &amp; <b>x</b>",
+]
+
+
+@pytest.mark.parametrize("payload", PAYLOADS_RENDER, ids=range(len(PAYLOADS_RENDER)))
+def test_the_export_renders_the_model_markdown_as_the_chat(payload: str) -> None:
+    check_export([payload])
 
 
 # The chat's live Markdown view: everything in the model's text is on the screen.
@@ -772,3 +874,78 @@ def test_the_review_and_the_result_show_unseen_characters_as_marks(agent: Agent)
         assert raw == [], (payload, raw)
         # in the review of its call, and in its result (shown on the screens after it)
         assert all(whole.count(mark(c)) >= 2 for c in hidden), payload
+
+
+# ---------------------------------------------------------------------------------------
+# Round 4 (issue 27, bug 3): tabs and blanks as layout where nothing runs; the command
+# under review keeps them as marks, since bash tells `a<TAB>b` from `a b` in quotes.
+
+from agentcli.terminal_text import TAB_STOP  # noqa: E402
+from agentcli.ui.diff_text import diff_shown  # noqa: E402
+
+WITH_TABS = st.text(st.sampled_from(["\t", "\t", " ", "a", "\n", "\x1b", "\u202e", "界", "⟦"]))
+
+
+@given(WITH_TABS | ANY_TEXT, st.booleans())
+def test_tabs_as_layout_are_spaces_and_hide_nothing(text: str, multiline: bool) -> None:
+    shown = visible(text, multiline, tabs=True)
+    assert "\t" not in shown and not RAW.search(shown)
+    # the same as visible() shows it, each tab (raw, or marked in one-line text) now spaces
+    tab = "\t" if multiline else mark("\t")
+    pattern = " +".join(re.escape(piece) for piece in visible(text, multiline).split(tab))
+    assert re.fullmatch(pattern, shown, re.DOTALL), (text, shown)
+
+
+@given(st.text(st.sampled_from(["\t", " ", "a", "\n"])))
+def test_a_tab_ends_at_the_next_tab_stop_of_its_line(text: str) -> None:
+    assert visible(text, tabs=True) == text.expandtabs(TAB_STOP)  # as Python, and a terminal
+
+
+def test_a_wide_character_or_a_mark_counts_its_cells() -> None:
+    assert visible("界\tx", tabs=True) == "界      x"  # two cells, six spaces
+    assert visible("\x1b\tx", tabs=True) == "⟦ESC⟧   x"  # five cells, three spaces
+    assert visible("ä\u0301\tx", tabs=True) == "ä\u0301       x"  # the accent takes none
+
+
+def test_the_command_under_review_keeps_its_tabs_and_blanks_as_marks() -> None:
+    from rich.console import Console
+
+    from agentcli.ui.call_preview import Preview
+    from agentcli.ui.event_renderer import call_panel
+
+    console = Console(width=60, color_system=None, force_terminal=True)
+    with console.capture() as captured:
+        console.print(call_panel("shell", Preview("shell", "printf 'a\tb'  "), 1, 1, ""))
+    assert "printf 'a⟦HT⟧b'⟦SP⟧⟦SP⟧" in captured.get()
+
+
+DIFF = (
+    "--- a/f\t\n+++ b/f\n@@ -1,4 +1,4 @@\n \tkeep\n \n-\tgone  \n+\tnew\t\n+x\n"
+    "\\ No newline at end of file\ndiff --git a/g b/g\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-a\n+b"
+)
+
+
+def test_a_diff_shows_its_layout_as_layout() -> None:
+    assert diff_shown(DIFF).split("\n") == [
+        "--- a/f⟦HT⟧",  # a header's tab and trailing blanks: marks
+        "+++ b/f",
+        "@@ -1,4 +1,4 @@",
+        "         keep",  # the sign's column, then the file's tab to its tab stop
+        " ",  # a blank context line: blank
+        "-        gone⟦SP⟧⟦SP⟧",  # the blanks that end a changed line: marks
+        "+        new⟦HT⟧",
+        "+x",
+        "\\ No newline at end of file",
+        "diff --git a/g b/g",
+        "--- a/g",  # the next file's header: not a removed line
+        "+++ b/g",
+        "@@ -1 +1 @@",
+        "-a",
+        "+b",
+    ]
+
+
+@given(WITH_TABS | ANY_TEXT)
+def test_a_diff_leaves_nothing_raw(text: str) -> None:
+    shown = diff_shown("@@ -1 +1 @@\n" + "\n".join(s + text for s in (" ", "-", "+")))
+    assert "\t" not in shown and not RAW.search(shown)

@@ -34,8 +34,25 @@ def alive(pid: int) -> bool:
 def test_output_exit_code_and_workspace(tool_env: ToolEnv) -> None:
     (tool_env.workspace / "here.txt").write_text("")
     message = tool_env(shell, command="ls; echo oops >&2; exit 3")
-    assert message.status == "success"
-    assert message.content == "exit code 3\nhere.txt\noops\n"
+    assert message.status == "error"  # the command failed: every reader shows it so
+    assert message.content == "exit code 3\nhere.txt\noops\n"  # as it is, no "Error:"
+
+
+@pytest.mark.parametrize(
+    ("command", "first_line", "status"),
+    [
+        ("true", "exit code 0", "success"),
+        ("false", "exit code 1", "error"),
+        ("kill -9 $$", "exit code -9", "error"),  # a signal: bash itself killed
+        ("sleep 5", "timed out after 0.3s", "error"),
+    ],
+)
+def test_the_status_follows_how_the_command_ended(
+    tool_env: ToolEnv, command: str, first_line: str, status: str
+) -> None:
+    message = tool_env(shell, command=command, timeout=0.3 if "sleep" in command else 10)
+    assert message.content.split("\n")[0].startswith(first_line), message.content
+    assert message.status == status
 
 
 def test_stdin_is_empty(tool_env: ToolEnv) -> None:

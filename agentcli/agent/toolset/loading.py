@@ -21,8 +21,12 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from agentcli_tools.catalogue import BUILTINS, select
 
-from agentcli.agent.toolset.tool_names import config_name_problems, unlisted_servers
-from agentcli.config import Settings, did_you_mean, shown_value
+from agentcli.agent.toolset.tool_names import (
+    config_name_problems,
+    enabled_problems,
+    unlisted_servers,
+)
+from agentcli.config import Settings, did_you_mean
 from agentcli.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -78,15 +82,7 @@ def _builtin_names(settings: Settings) -> list[str]:
     try:
         return select(settings.enabled or None)
     except ValueError:
-        origin = _origin(settings, "tools.enabled")
-        where = f"tools.enabled = {shown_value(settings.enabled)} in {origin}"
-        raise ConfigError(
-            *(
-                f"{where}: no built-in tool is named '{name}'{did_you_mean(name, BUILTINS)}"
-                for name in settings.enabled
-                if name not in BUILTINS
-            )
-        ) from None
+        raise ConfigError(*enabled_problems(settings, BUILTINS)) from None
 
 
 @dataclass(frozen=True)

@@ -67,3 +67,39 @@ def unlisted_servers(settings: Settings, sources: Iterable[str]) -> set[str]:
     """The configured MCP servers that gave no tools (`sources` as LoadedTool.source)."""
     listed = {source.removeprefix("mcp:") for source in sources if source.startswith("mcp:")}
     return set(settings.mcp_servers) - listed
+
+
+def unknown_tool(name: str, known: Collection[str], unchecked: Collection[str] = ()) -> str | None:
+    """The problem with a tool name a command names (`policy check TOOL`), or None."""
+    if not _unknown(name, known, unchecked):
+        return None
+    hint = "" if did_you_mean(name, known) else " (agentcli tools lists them)"
+    return _no_tool(name, known) + hint
+
+
+def enabled_problems(settings: Settings, builtins: Collection[str]) -> list[str]:
+    """A line for each name in `[tools] enabled` that is no built-in tool."""
+    origin = settings.sources.get("tools.enabled") or str(settings.config_path or "config")
+    where = f"tools.enabled = {shown_value(settings.enabled)} in {origin}"
+    return [
+        f"{where}: no built-in tool is named '{name}'{did_you_mean(name, builtins)}"
+        for name in settings.enabled
+        if name not in builtins
+    ]
+
+
+def settings_problems(
+    settings: Settings, approve: Iterable[str] | None = None, deny: Iterable[str] | None = None
+) -> list[str] | None:
+    """Every problem with the tool names in the config (and the flags) that the settings
+    alone show, when the tools are built-ins only: their names are known without loading
+    anything. None when tool modules or MCP servers must be loaded to know the names (the
+    session checks them then, agent/toolset/loading.py)."""
+    from agentcli_tools.catalogue import BUILTINS  # names only: no LangChain
+
+    if settings.modules or settings.mcp_servers:
+        return None
+    problems = enabled_problems(settings, BUILTINS)
+    offered = [n for n in settings.enabled if n in BUILTINS] if settings.enabled else [*BUILTINS]
+    kept = [name for name in offered if name not in settings.disabled]
+    return problems + config_name_problems(settings, offered) + flag_problems(kept, approve, deny)
