@@ -123,23 +123,6 @@ class WorkspaceSnapshots:
             )
 
     @contextmanager
-    def around(
-        self,
-        thread_id: str,
-        workspace: Path,
-        call_id: str,
-        tool: str,
-        checkpoint: str | None = None,
-        paths: Sequence[str] | None = None,
-    ) -> Iterator[None]:
-        """One call (the body) as a group of its own: snapshotted before and after."""
-        taken = self.before(workspace, paths)
-        try:
-            yield
-        finally:
-            self.after(thread_id, workspace, taken, [(call_id, tool)], checkpoint)
-
-    @contextmanager
     def restoring(self, thread_id: str, workspace: Path) -> Iterator[ShadowRepo]:
         """The workspace locked for undo to write files back, the restore itself recorded
         on the thread (as tool UNDO): undo never takes the files it wrote back for changes

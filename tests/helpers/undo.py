@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,24 @@ def snapshots(tmp_path: Path) -> WorkspaceSnapshots:
     return WorkspaceSnapshots(tmp_path / "data" / "snapshots", max_file_bytes=100_000)
 
 
+@contextmanager
+def around(
+    snapshots: WorkspaceSnapshots,
+    thread_id: str,
+    workspace: Path,
+    call_id: str,
+    tool: str,
+    paths: Sequence[str] | None = None,
+) -> Iterator[None]:
+    """One call (the body) as a group of its own, snapshotted before and after, as the
+    executor brackets a group."""
+    taken = snapshots.before(workspace, paths)
+    try:
+        yield
+    finally:
+        snapshots.after(thread_id, workspace, taken, [(call_id, tool)], None)
+
+
 def files(root: Path) -> dict[str, bytes]:
     out = {}
     for p in sorted(root.rglob("*")):
@@ -39,7 +59,7 @@ def files(root: Path) -> dict[str, bytes]:
 
 
 def call(snapshots: WorkspaceSnapshots, workspace: Path, change, name: str = "c1") -> None:  # noqa: ANN001
-    with snapshots.around("t1", workspace, name, "shell"):
+    with around(snapshots, "t1", workspace, name, "shell"):
         change()
 
 

@@ -13,6 +13,7 @@ import pytest
 from agentcli.snapshots.call_snapshots import WorkspaceSnapshots
 from agentcli.snapshots.rewind import ChangedSince, plan, restore
 from agentcli.snapshots.shadow_git import ShadowRepo
+from tests.helpers.undo import around
 
 
 @pytest.fixture
@@ -38,7 +39,7 @@ def files(root: Path) -> dict[str, bytes]:
 
 
 def run_call(snapshots: WorkspaceSnapshots, workspace: Path, call: str, change) -> None:  # noqa: ANN001
-    with snapshots.around("t1", workspace, call, "shell"):
+    with around(snapshots, "t1", workspace, call, "shell"):
         change()
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from agentcli.snapshots.call_snapshots import UNSEEN_NAMED, WorkspaceSnapshots
 from agentcli.snapshots.rewind import plan, restore
+from tests.helpers.undo import around
 
 
 @pytest.fixture
@@ -59,7 +60,7 @@ def test_a_name_git_refuses_is_left_out_not_a_reason_to_stop_every_snapshot(
     def change() -> None:
         (workspace / "a.txt").write_text("changed\n")
 
-    with snapshots.around("t1", workspace, "c1", "shell"):
+    with around(snapshots, "t1", workspace, "c1", "shell"):
         change()
     [record] = snapshots.changes("t1", workspace)
     assert name.removeprefix("l:") in record.skipped  # named as not kept
@@ -72,7 +73,7 @@ def test_a_name_git_refuses_is_left_out_not_a_reason_to_stop_every_snapshot(
 def test_a_call_that_may_change_any_file_names_the_ignored_ones(
     workspace: Path, snapshots: WorkspaceSnapshots
 ) -> None:
-    with snapshots.around("t1", workspace, "c1", "shell"):
+    with around(snapshots, "t1", workspace, "c1", "shell"):
         (workspace / ".env").unlink()
         (workspace / "a.txt").write_text("b\n")
     [record] = snapshots.changes("t1", workspace)
@@ -87,7 +88,7 @@ def test_many_ignored_files_are_named_up_to_a_limit(
     (workspace / ".gitignore").write_text("*.log\n")
     for n in range(UNSEEN_NAMED + 5):
         (workspace / f"{n:02d}.log").write_text("l")
-    with snapshots.around("t1", workspace, "c1", "shell"):
+    with around(snapshots, "t1", workspace, "c1", "shell"):
         pass
     [record] = snapshots.changes("t1", workspace)
     assert len(record.unseen) == UNSEEN_NAMED + 1 and record.unseen[-1] == "..."
@@ -105,7 +106,7 @@ def test_a_file_tool_call_names_only_its_own_path_when_unseen(
         ("c4", "hooks/post-checkout", ["hooks/post-checkout"]),  # through the link
     ]
     for call, path, _ in calls:
-        with snapshots.around("t1", workspace, call, "write_file", paths=[path]):
+        with around(snapshots, "t1", workspace, call, "write_file", paths=[path]):
             (workspace / path).write_text("written\n")
     records = {r.call_id: r.unseen for r in snapshots.changes("t1", workspace)}
     assert records == {call: unseen for call, _, unseen in calls}
@@ -121,7 +122,7 @@ def test_agentclis_own_files_in_the_workspace_are_not_named_as_ignored(tmp_path:
     (home / ".gitignore").write_text("cache/\n")
     (home / "cache").mkdir()
     (home / "cache" / "c").write_text("c")
-    with snapshots.around("t1", home, "c1", "shell"):
+    with around(snapshots, "t1", home, "c1", "shell"):
         os.utime(home / "cache" / "c")
     [record] = snapshots.changes("t1", home)
     assert record.unseen == ["cache/"]
