@@ -68,7 +68,7 @@ class Agent:
             env={**self.env, **(env or {})},
             cwd=str(self.workspace),
             encoding="utf-8",
-            timeout=20,
+            timeout=60,  # what an expect allows: far above an idle machine's few seconds
             dimensions=(40, 120),
         )
         child.logfile_read = sys.stdout  # shown by pytest only when a test fails

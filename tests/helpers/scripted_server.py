@@ -30,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.helpers.server_profiles import Profile
+from tests.helpers.waiting import until
 
 PIECE = 4  # characters per streamed content / argument fragment
 
@@ -399,12 +400,9 @@ class ScriptedServer:
         with self._lock:
             return len(self._replies)
 
-    def wait_for_request(self, timeout: float = 20) -> None:
-        """Until a request has come in: a client's call is under way."""
-        deadline = time.monotonic() + timeout
-        while not self.requests:
-            assert time.monotonic() < deadline, "no request came in"
-            time.sleep(0.05)
+    def wait_for_request(self, count: int = 1) -> None:
+        """Until `count` requests have come in: a client's call is under way."""
+        until(lambda: len(self.requests) >= count, what=f"{count} request(s) came in")
 
     def _record(self, body: dict, headers: dict[str, str]) -> None:
         with self._lock:

@@ -6,20 +6,20 @@ import secrets
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from agentcli.agent.review.approval_seals import KEY_BYTES, KEY_FILE, ApprovalKey
 from agentcli.errors import ConfigError
+from tests.helpers.waiting import until
 
 LOADER = """
 import sys, time
 from pathlib import Path
 from agentcli.agent.review.approval_seals import ApprovalKey
 go = Path(sys.argv[2])
-while not go.exists():
+while not go.exists():  # all start at once: a poll, not a pause
     time.sleep(0.001)
 print(ApprovalKey.load(Path(sys.argv[1])).seal("probe"))
 """
@@ -49,9 +49,12 @@ def test_a_key_being_written_is_never_read_half_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real = secrets.token_bytes
+    filling, filled = threading.Event(), threading.Event()
 
-    def slow(n: int) -> bytes:  # the first process is slow to fill its key
-        time.sleep(0.2)
+    def slow(n: int) -> bytes:  # the first process stops halfway through making its key
+        if threading.current_thread() is first and n == KEY_BYTES:
+            filling.set()
+            until(filled.is_set, what="the second load ended")
         return real(n)
 
     monkeypatch.setattr(secrets, "token_bytes", slow)
@@ -65,10 +68,12 @@ def test_a_key_being_written_is_never_read_half_made(
 
     first = threading.Thread(target=load)
     first.start()
-    time.sleep(0.05)
-    load()
+    until(filling.is_set, what="the first load is making its key")
+    load()  # meanwhile, a second process: it finds no whole key, so it makes its own
+    filled.set()
     first.join()
     assert len(seals) == 2 and seals[0] == seals[1] and isinstance(seals[0], str), seals
+    assert sorted(p.name for p in tmp_path.iterdir()) == [KEY_FILE]  # the first draft is gone
 
 
 def test_the_key_is_kept_between_loads(tmp_path: Path) -> None:

@@ -32,9 +32,12 @@ from agentcli.policy.approval_policy import Policy
 from agentcli.session.local import Session
 from agentcli.threads.backends import open_store
 from tests.helpers.fakes import FakeChatModel, call, say
+from tests.helpers.waiting import until
 
 ORDER: list[str] = []
 SLOW_STARTED = threading.Event()
+SLOW_MAY_END = threading.Event()  # cleared by a test that stops a run while `slow` runs
+SLOW_MAY_END.set()
 
 
 @tool
@@ -45,7 +48,8 @@ def slow(label: str) -> str:
         label: what to note
     """
     SLOW_STARTED.set()
-    time.sleep(0.2)
+    time.sleep(0.2)  # the subject: a change that ends after the fast call would have
+    until(SLOW_MAY_END.is_set, what="the test let the slow call end")
     ORDER.append(label)
     return label
 
@@ -147,33 +151,52 @@ def test_a_call_the_person_approves_still_runs_before_one_the_policy_allowed(
 
 
 def later(run: dict[str, Any], *args: Any) -> threading.Thread:
-    """A call of a turn in a thread of its own: what it was told is run["why"][call id]."""
+    """A call of a turn in a thread of its own: what it was told is run["why"][call id].
+    A call named in run["held"] runs until that event is set."""
 
     def body() -> None:
         with turn_of(*args) as why:
             run.setdefault("why", {})[args[2]] = why
             if why is None:
                 run.setdefault("ran", []).append(args[2])
-                time.sleep(run.get("takes", {}).get(args[2], 0))
+                held = run.get("held", {}).get(args[2])
+                if held is not None:
+                    until(held.is_set, what=f"call {args[2]} was let go")
 
     thread = threading.Thread(target=body)
     thread.start()
     return thread
 
 
+def taken_up(thread_id: str, step: int, *call_ids: str) -> None:
+    """Until the calls are on the task board: taken up, waiting for the ones before them."""
+
+    def posted() -> bool:
+        on_board = turn_order.BOARD._runs.get((thread_id, turn_order._board_run(step)), {})
+        return all(call_id in on_board for call_id in call_ids)
+
+    until(posted, what=f"calls {call_ids} were taken up")
+
+
+def ended(*threads: threading.Thread) -> None:
+    until(lambda: not any(t.is_alive() for t in threads), what="the calls ended")
+
+
 def test_ctrl_c_stops_every_call_still_waiting_not_only_the_next() -> None:
     """A runs; B waits for A, C for B. Ctrl-C: neither B nor C runs (C is not let go by B
     giving up), and A is not cut short here."""
-    cancel, run = threading.Event(), {"takes": {"A": 0.8}}
+    cancel, a_may_end = threading.Event(), threading.Event()
+    run: dict[str, Any] = {"held": {"A": a_may_end}}
     a = later(run, "t-chain", 9, "A", [], cancel)
-    time.sleep(0.05)
+    until(lambda: run.get("ran") == ["A"], what="A runs")
     b = later(run, "t-chain", 9, "B", ["A"], cancel)
     c = later(run, "t-chain", 9, "C", ["B"], cancel)
-    time.sleep(0.1)
+    taken_up("t-chain", 9, "B", "C")
     cancel.set()
-    for thread in (a, b, c):
-        thread.join(timeout=5)
-    assert run["ran"] == ["A"]
+    until(lambda: not (b.is_alive() or c.is_alive()), what="B and C gave up")
+    a_may_end.set()
+    ended(a)
+    assert run["ran"] == ["A"] and run["why"]["A"] is None
     assert run["why"]["B"] == STOPPED and run["why"]["C"] in (STOPPED, AFTER_NOT_RUN)
     forget_turn("t-chain", 9)
 
@@ -184,9 +207,9 @@ def test_a_call_after_one_asked_about_waits_for_the_answer() -> None:
     run: dict[str, Any] = {}
     with pytest.raises(GraphInterrupt), turn_of("t-q", 5, "A", [], None):
         waiting = later(run, "t-q", 5, "B", ["A"], None)
-        time.sleep(0.05)
+        taken_up("t-q", 5, "B")
         raise GraphInterrupt(())
-    waiting.join(timeout=5)
+    ended(waiting)
     assert run["why"]["B"] == LATER and "ran" not in run
     forget_turn("t-q", 5)
 
@@ -197,9 +220,9 @@ def test_a_call_after_one_that_did_not_run_does_not_run() -> None:
     run: dict[str, Any] = {}
     with pytest.raises(RuntimeError), turn_of("t-asked", 5, "A", [], None):
         waiting = later(run, "t-asked", 5, "B", ["A"], None)
-        time.sleep(0.05)
+        taken_up("t-asked", 5, "B")
         raise RuntimeError("asked about again")
-    waiting.join(timeout=5)
+    ended(waiting)
     assert run["why"]["B"] == AFTER_NOT_RUN and "ran" not in run
     forget_turn("t-asked", 5)
 
@@ -211,8 +234,8 @@ def test_a_call_without_an_id_does_not_leave_the_next_one_waiting() -> None:
     with turn_of("t-none", 6, None, [], None) as why:
         assert why is None
     waiting = later(run, "t-none", 6, "b", waits(turn)[1], None)
-    waiting.join(timeout=5)
-    assert not waiting.is_alive() and run["ran"] == ["b"]
+    ended(waiting)
+    assert run["ran"] == ["b"]
     forget_turn("t-none", 6)
 
 
@@ -227,13 +250,16 @@ def test_a_call_whose_predecessors_never_start_gives_up(monkeypatch: pytest.Monk
 def test_after_a_crash_a_call_waits_only_for_the_calls_not_saved() -> None:
     """Run again after a crash: A's result was saved (it ended in the process that died),
     B runs again here; C waits for B only, and runs after it."""
-    run: dict[str, Any] = {"takes": {"B": 0.3}}
+    b_may_end = threading.Event()
+    run: dict[str, Any] = {"held": {"B": b_may_end}}
     saved = lambda: {"A"}  # noqa: E731
     b = later(run, "t-crash", 3, "B", ["A"], None, saved)
-    time.sleep(0.05)
+    until(lambda: run.get("ran") == ["B"], what="B runs")
     c_ = later(run, "t-crash", 3, "C", ["A", "B"], None, saved)
-    b.join(timeout=5)
-    c_.join(timeout=5)
+    taken_up("t-crash", 3, "C")
+    assert run["ran"] == ["B"]  # C waits for B, still running
+    b_may_end.set()
+    ended(b, c_)
     assert run["ran"] == ["B", "C"]
     forget_turn("t-crash", 3)
 
@@ -257,20 +283,24 @@ def test_a_stopped_call_tells_the_model_it_did_not_run(tmp_path: Path) -> None:
     s = session(tmp_path, Policy.build(auto_approve=True), turn, say("ok"))
     s.soft_ctrl_c = True  # as in chat: Ctrl-C stops the run
     SLOW_STARTED.clear()
+    SLOW_MAY_END.clear()
 
     def stop_once_first_runs() -> None:  # Ctrl-C while "first" runs and "second" waits
-        SLOW_STARTED.wait(10)
-        s.stop()
+        try:
+            until(SLOW_STARTED.is_set, what="the first call started")
+            s.stop()
+        finally:
+            SLOW_MAY_END.set()
 
     threading.Thread(target=stop_once_first_runs).start()
     with pytest.raises(Interrupted):
         list(s.send("go"))
-    deadline = time.monotonic() + 10  # the run ends in its own thread, after "first"
-    while time.monotonic() < deadline:
+
+    def both_answered() -> list[Any]:  # the run ends in its own thread, after "first"
         messages = s.state().values["messages"]
-        if sum(isinstance(m, ToolMessage) for m in messages) == 2:
-            break
-        time.sleep(0.05)
+        return messages if sum(isinstance(m, ToolMessage) for m in messages) == 2 else []
+
+    messages = until(both_answered, what="both calls have their tool message")
     results = {m.tool_call_id: m.content for m in messages if isinstance(m, ToolMessage)}
     ids = [tc["id"] for tc in turn.tool_calls]
     assert ORDER == ["first"]
