@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
@@ -31,6 +30,7 @@ from agentcli.agent.state import RunContext
 from agentcli.agent.task_board import BOARD, KEPT_RUNS, Posted
 from agentcli.policy.approval_policy import Policy
 from tests.helpers.fakes import FakeChatModel, call, say
+from tests.helpers.waiting import until
 from tests.unit.conftest import RAN, note, peek
 
 KEY = ApprovalKey(b"b" * 32)
@@ -66,9 +66,11 @@ def test_a_task_still_gets_what_it_waits_for_while_many_other_plans_run() -> Non
     for other in range(KEPT_RUNS):  # a busy server: other threads' plans
         BOARD.post(f"thread-{other}", f"run-{other}", f"x{other}.1", Posted("done", "x"))
     one_task("c.1", run, {}, cancel)
-    third.join(3)
-    cancel.set()  # the watchdog: a task still waiting gives up (deferred)
-    third.join(5)
+    try:
+        until(lambda: not third.is_alive(), what="task 3 got what it waited for")
+    finally:
+        cancel.set()  # the watchdog: a task still waiting gives up (deferred)
+        third.join()
     assert outcome["outcome"] == "done", outcome
 
 
@@ -81,10 +83,9 @@ def test_a_task_waiting_when_ctrl_c_comes_gives_up_at_once_while_what_it_needs_h
     waiting.start()
     waiting.join(0.5)
     assert waiting.is_alive()  # task 1 never posts (it hangs)
-    started = time.monotonic()
     cancel.set()
-    waiting.join(5)
-    assert not waiting.is_alive() and time.monotonic() - started < 1
+    # at once: task 1 would hang for ever, and the board looks at Ctrl-C every 0.2 s
+    until(lambda: not waiting.is_alive(), what="task 2 gave up on Ctrl-C", timeout=30)
     assert outcome == {"outcome": "deferred", "seal": outcome["seal"]}  # not run, sent again
 
 
@@ -152,7 +153,13 @@ def graph_with(tmp_path: Path, replies: list[Any]) -> tuple[Any, dict[str, Any]]
     return graph, {"configurable": {"thread_id": "g"}, "recursion_limit": 400}
 
 
-def go(graph: Any, config: dict[str, Any], value: Any, ctx: RunContext, seconds: float = 20) -> Any:
+def _on_board() -> set[tuple[str, str, str]]:
+    """(thread, run, call id) of every outcome on the board: a plan task posts when it ends."""
+    with BOARD._changed:
+        return {(t, r, c) for (t, r), calls in BOARD._runs.items() for c in calls}
+
+
+def go(graph: Any, config: dict[str, Any], value: Any, ctx: RunContext, seconds: float = 60) -> Any:
     """Run in a thread with a watchdog: a run still going after `seconds` is cancelled."""
     error: list[BaseException] = []
 
@@ -226,10 +233,16 @@ def test_ctrl_c_while_a_task_waits_for_a_hanging_one_stops_the_run(tmp_path: Pat
     first = plan((1, "slow", {"text": "a"}, []), (2, "peek", {"path": "after $1"}, []))
     graph, config = graph_with(tmp_path, [first, say("done")])
     ctx = context(tmp_path)
-    stopper = threading.Timer(0.5, ctx.cancel.set)  # Ctrl-C while task 2 waits
-    stopper.start()
-    opener = threading.Timer(1.5, GATE.set)  # the hanging tool ends later on its own
-    opener.start()
+    before = _on_board()
+
+    def ctrl_c_then_open() -> None:
+        until(lambda: RAN == [{"slow": "a"}], what="task 1 runs")
+        ctx.cancel.set()  # Ctrl-C while task 2 waits
+        ended = lambda: any(c.endswith(".2") for *_, c in _on_board() - before)  # noqa: E731
+        until(ended, what="task 2 gave up")
+        GATE.set()  # the hanging tool ends later, on its own
+
+    threading.Thread(target=ctrl_c_then_open, daemon=True).start()
     error = go(graph, config, PLAN_MODE, ctx)
     assert error is not None and "interrupted" in str(error)
     assert RAN == [{"slow": "a"}]  # task 2 did not run with a half result
