@@ -18,6 +18,7 @@ from agentcli.agent.plan.plan_task import DONE, result_parts, run_task
 from agentcli.agent.plan.substitution import references, substitute
 from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.policy.approval_policy import Policy, Rule
+from tests.helpers.waiting import until
 
 
 @tool
@@ -212,7 +213,7 @@ def test_a_task_waits_for_its_wave_and_after_a_crash_is_deferred() -> None:
     later.join(0.3)
     assert later.is_alive() and ran == []  # waiting for task 1 of its wave
     _run_task(first, {"run": run, "given": {}, "waits": {}}, ctx, ran)
-    later.join(5)
+    until(lambda: not later.is_alive(), what="task 2 ran after task 1")
     assert ran == [{"command": "echo one"}, {"command": "echo ok"}]
     again = _run_task(second, {**needs, "run": "other"}, ctx, [], resuming=True)
     assert again["plan_results"]["w.2"]["outcome"] == "deferred"
