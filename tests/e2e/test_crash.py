@@ -116,7 +116,7 @@ def test_killed_between_the_tools_of_one_turn(agent: Agent) -> None:
     until(lambda: lines(ws / "slow.log") == 2, what="the second ran again", process=approving)
     assert not (ws / "after.log").exists()
     (ws / "go").touch()
-    assert approving.wait(timeout=60) == 0, approving.communicate()
+    assert approving.wait(timeout=180) == 0, approving.communicate()
     assert lines(ws / "fast.log") == 1 and lines(ws / "after.log") == 1  # once each
     assert lines(ws / "seen.by.c") == 1  # the third ran after the second's second run ended
     results = {

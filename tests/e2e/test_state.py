@@ -156,7 +156,7 @@ def test_a_run_stopped_by_a_signal_names_its_thread(agent: Agent, signum: int) -
     child = agent.start("run", "slow one", "-o", "json")
     agent.server.wait_for_request()
     child.send_signal(signum)
-    stdout, stderr = child.communicate(timeout=60)  # not after the request: it hangs on
+    stdout, stderr = child.communicate(timeout=120)  # not after the request: it hangs on
     assert child.returncode == 128 + signum
     [row] = threads(agent)
     thread = row["thread_id"]

@@ -91,7 +91,7 @@ def test_a_running_command_dies_with_agentcli(agent: Agent, signum: signal.Signa
     try:
         until(lambda: len(_marked(marker)) >= 2, what="the command started", process=process)
         process.send_signal(signum)
-        process.wait(timeout=60)
+        process.wait(timeout=120)
         expected = -signal.SIGKILL if signum == signal.SIGKILL else 128 + signum
         assert process.returncode == expected
         # the processes sleep for minutes: gone before then, they were stopped
