@@ -38,8 +38,10 @@ class Agent:
         return open_store(Settings(db=self.db))
 
     def run(
-        self, *args: str, stdin: str | None = None, timeout: float = 60
+        self, *args: str, stdin: str | None = None, timeout: float = 180
     ) -> subprocess.CompletedProcess[str]:
+        """The command, to its end: `timeout` is far above the seconds it takes on an idle
+        machine, as on a busy one (eight workers on two cores) it can take a minute."""
         return subprocess.run(
             [AGENTCLI, *args],
             input=stdin if stdin is not None else "",
@@ -68,7 +70,7 @@ class Agent:
             env={**self.env, **(env or {})},
             cwd=str(self.workspace),
             encoding="utf-8",
-            timeout=20,
+            timeout=120,  # what an expect allows: far above an idle machine's few seconds
             dimensions=(40, 120),
         )
         child.logfile_read = sys.stdout  # shown by pytest only when a test fails

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pexpect
 
 from tests.e2e.conftest import Agent
@@ -65,18 +63,28 @@ def test_calls_the_index_did_not_know_of_are_shown_before_the_message(agent: Age
 
 
 def test_ctrl_c_while_the_session_is_made_returns_to_the_prompt(agent: Agent) -> None:
-    slow = agent.workspace / "slow_tools.py"  # a tools module that takes its time to load
-    slow.write_text("import time\ntime.sleep(3)\nTOOLS = []\n")
+    slow = agent.workspace / "slow_tools.py"  # a tools module that loads once told to
+    go = agent.workspace / "go"
+    slow.write_text(
+        "import pathlib, time\n"
+        f"for _ in range(1200):  # a minute at most\n"
+        f"    if pathlib.Path({str(go)!r}).exists():\n"
+        "        break\n"
+        "    time.sleep(0.05)\n"
+        "TOOLS = []\n"
+    )
     config = agent.workspace / "config.toml"
     config.write_text(f"[tools]\nmodules = ['{slow}']\n")
     agent.server.push(text("Now I am here."))
+    agent.env.pop("NO_COLOR")  # the live status line, which says what the chat waits for
     child = agent.spawn("chat", "--config", str(config))
     child.expect(PROMPT)
     child.sendline("are you there?")
-    time.sleep(1)  # the module takes 3 s: the chat is waiting for the session
+    child.expect("starting")  # the module is still loading: the chat waits for the session
     child.sendintr()
     child.expect("interrupted while agentcli was starting: nothing sent")
     child.expect(PROMPT)
+    go.touch()
     child.sendline("and now?")
     child.expect("Now I am here.")
     leave(child)

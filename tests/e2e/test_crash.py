@@ -7,7 +7,6 @@ import json
 import signal
 import sqlite3
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,17 +16,15 @@ from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import hang, text, tool_calls
 from tests.helpers.stored import plain
 from tests.helpers.terminal import CHOICE
+from tests.helpers.waiting import until
 
 WAIT_FOR_GO = "for i in $(seq 300); do [ -f go ] && break; sleep 0.1; done"
 
 
 def kill_when(child: subprocess.Popen[str], ready: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + 20
-    while not ready():
-        assert time.monotonic() < deadline and child.poll() is None, child.communicate()
-        time.sleep(0.05)
+    until(ready, what="the moment to kill", process=child)
     child.send_signal(signal.SIGKILL)
-    child.wait(timeout=10)
+    child.wait(timeout=60)
 
 
 def only_thread(agent: Agent) -> dict:
@@ -92,8 +89,9 @@ def test_killed_between_the_tools_of_one_turn(agent: Agent) -> None:
     agent.server.push(
         tool_calls(
             ("shell", {"command": "echo a >> fast.log"}),
-            ("shell", {"command": f"echo b >> slow.log; {WAIT_FOR_GO}"}),
-            ("shell", {"command": "echo c >> after.log"}),
+            ("shell", {"command": f"echo b >> slow.log; {WAIT_FOR_GO}; echo b >> slow.end"}),
+            # what the third finds when it runs: how often the second has ended by then
+            ("shell", {"command": "echo c >> after.log; cat slow.end > seen.by.c"}),
         )
     )
     child = agent.start("run", "two things", "-y")
@@ -112,15 +110,13 @@ def test_killed_between_the_tools_of_one_turn(agent: Agent) -> None:
     assert not (ws / "after.log").exists()
     agent.server.push(text("Ran the slow one again, then the last."))
     approving = agent.start("review", thread, "--approve", "all")
-    deadline = time.monotonic() + 20
-    while lines(ws / "slow.log") < 2:  # the cut-off call runs again, waiting for `go`
-        assert time.monotonic() < deadline and approving.poll() is None, approving.communicate()
-        time.sleep(0.05)
-    time.sleep(0.5)
-    assert not (ws / "after.log").exists()  # the third waits for the second to end
+    # the cut-off call runs again, waiting for `go`
+    until(lambda: lines(ws / "slow.log") == 2, what="the second ran again", process=approving)
+    assert not (ws / "after.log").exists()
     (ws / "go").touch()
-    assert approving.wait(timeout=30) == 0, approving.communicate()
+    assert approving.wait(timeout=180) == 0, approving.communicate()
     assert lines(ws / "fast.log") == 1 and lines(ws / "after.log") == 1  # once each
+    assert lines(ws / "seen.by.c") == 1  # the third ran after the second's second run ended
     results = {
         m["data"]["tool_call_id"]: m["data"]["content"]
         for m in exported(agent, thread)

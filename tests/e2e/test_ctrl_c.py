@@ -14,14 +14,10 @@ from tests.helpers.terminal import CHOICE, PROMPT, ended, leave
 LONG = " ".join(f"word{i}" for i in range(400))  # 2,400 characters, 4 a piece
 
 
-def wait_for_text(child: pexpect.spawn, pattern: str) -> None:
-    child.expect(pattern, timeout=20)
-
-
 def test_ctrl_c_while_the_answer_streams_keeps_the_chat_and_the_text(agent: Agent) -> None:
     agent.server.push(text(LONG, delay=0.01))  # about 6 s to stream in full
     child = agent.spawn("chat", "tell me a long story")
-    wait_for_text(child, "word40 ")
+    child.expect("word40 ")  # with about 5 s of the answer still to come
     child.sendintr()
     child.expect("the answer was stopped")
     child.expect(PROMPT)
@@ -53,7 +49,7 @@ def test_a_stopped_answer_drops_its_half_streamed_tool_calls(agent: Agent) -> No
         )
     )
     child = agent.spawn("chat", "write it")
-    wait_for_text(child, "word20 ")
+    child.expect("word20 ")
     child.sendintr()
     child.expect("the answer was stopped")
     thread = leave(child)
@@ -79,11 +75,12 @@ def test_ctrl_c_at_the_prompt_clears_the_draft(agent: Agent) -> None:
     child.expect(PROMPT)
     child.send("a draft I do not want")
     child.expect("want")
-    child.sendintr()
-    time.sleep(0.2)
-    child.sendintr()  # clears nothing more, and says how to leave: one press after a draft
+    child.sendintr()  # the keys are read in order: this one clears the draft...
+    child.sendintr()  # ...and this one clears nothing more, and says how to leave
     child.expect("Ctrl-C again")
-    time.sleep(1.2)  # a second press later than a second: the hint again, no exit
+    # the subject: a second press later than LEAVE_S (1 s) after the first was handled (the
+    # hint says it was): the hint again, no exit. A busy machine only makes the gap longer
+    time.sleep(1.2)
     child.sendintr()
     child.expect("Ctrl-C again")
     child.send("what\r")

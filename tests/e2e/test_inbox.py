@@ -107,7 +107,7 @@ def test_an_expired_review_is_denied_when_the_inbox_lists_it(agent: Agent) -> No
     config = agent.workspace / "config.toml"
     config.write_text('[approval]\nexpire_after = "1s"\n')
     thread = park(agent, agent.workspace, ("shell", {"command": "echo hi > out.txt"}))
-    time.sleep(1.2)
+    time.sleep(1.2)  # the subject: the review's age, past expire_after (load only adds)
     listed = agent.run("review", "--config", str(config), "--json")
     assert listed.returncode == 0, listed.stderr
     assert json.loads(listed.stdout) == []
@@ -143,7 +143,7 @@ def test_an_expired_review_is_denied_when_its_thread_is_touched_and_keep_keeps(
     deny = agent.workspace / "deny.toml"
     deny.write_text('[approval]\nexpire_after = "1s"\n')
     thread = park(agent, agent.workspace, ("shell", {"command": "echo hi"}))
-    time.sleep(1.2)
+    time.sleep(1.2)  # the subject: the review's age, past expire_after (load only adds)
     kept = agent.run("review", "--config", str(keep), "--json")
     assert [(r["call_id"], r["expired"]) for r in json.loads(kept.stdout)] == [("call_1", True)]
 
@@ -183,7 +183,7 @@ def test_a_call_the_policy_allowed_beside_an_expired_one_runs_with_the_thread(
     parked = agent.run("run", "go", "--config", str(config), "-o", "json")
     assert parked.returncode == 3, parked.stderr
     thread = json.loads(parked.stdout)["thread_id"]
-    time.sleep(1.2)
+    time.sleep(1.2)  # the subject: the review's age, past expire_after (load only adds)
     listed = agent.run("review", "--config", str(config), "--json")
     assert json.loads(listed.stdout) == [] and "call_2 (shell)" in listed.stderr
     assert len(agent.server.requests) == 1

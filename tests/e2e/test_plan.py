@@ -19,7 +19,9 @@ from tests.helpers.killing import kill_when_logged
 from tests.helpers.scripted_server import text, tool_calls
 from tests.helpers.terminal import PROMPT
 from tests.helpers.tooling import local_http
+from tests.helpers.waiting import NeverHappened, until
 
+MEET_S = 8  # under the fetch tool's 10 s read limit (tools/web.py IO_TIMEOUT)
 CHOICE = r"\[a\]pprove  \[e\]dit N  \[d\]rop N.*\[q\]uit >"
 
 
@@ -30,14 +32,25 @@ def plan(*tasks: tuple[int, str, dict, list[int]]) -> dict:
 
 
 class _Slow(BaseHTTPRequestHandler):
-    """Answers after half a second, noting when each request came and went."""
+    """Notes when each request came and went. /fast... answers at once; any other path only
+    once every path in `awaited` has come in (or after MEET_S): requests that run side by
+    side meet here however busy the machine is, and requests that run one after the other
+    do not overlap whatever the wait."""
 
     seen: list[tuple[str, float, float]] = []
+    arrived: set[str] = set()
+    awaited: set[str] = set()
     lock = threading.Lock()
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         start = time.monotonic()
-        time.sleep(0 if self.path.startswith("/fast") else 0.5)
+        with self.lock:
+            self.arrived.add(self.path)
+        if not self.path.startswith("/fast"):
+            try:
+                until(lambda: self.awaited <= self.arrived, what="the others", timeout=MEET_S)
+            except NeverHappened:
+                pass  # one after the other: the test's own assertion says so
         body = self.path.encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
@@ -56,7 +69,7 @@ def slow_site(agent: Agent) -> Iterator[str]:
     config = Path(agent.env["XDG_CONFIG_HOME"]) / "agentcli" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text("[tools]\nallow_private_urls = true\n")
-    _Slow.seen = []
+    _Slow.seen, _Slow.arrived, _Slow.awaited = [], set(), set()
     with local_http(_Slow) as httpd:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"
 
@@ -85,6 +98,7 @@ def test_a_plan_parks_once_then_runs_as_a_graph_with_results_substituted(
             (4, "write_file", {"path": "out.txt", "content": "got $1"}, [1]),
         )
     )
+    _Slow.awaited = {"/two", "/three"}
     run = parked(agent)
     assert [(p["plan_task"], p["tool"], p["deps"]) for p in run["pending"]] == [
         (1, "shell", []),

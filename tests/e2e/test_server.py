@@ -10,7 +10,6 @@ import json
 import signal
 import sqlite3
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from tests.helpers.environment import isolated_env
 from tests.helpers.langgraph_dev import DevServer, free_port, serve
 from tests.helpers.scripted_server import ScriptedServer, error, hang, text, tool_calls
 from tests.helpers.terminal import CHOICE, PROMPT, leave
+from tests.helpers.waiting import until
 
 
 @pytest.fixture(scope="module")
@@ -248,19 +248,18 @@ def test_a_failed_model_call_is_one_line_and_run_thread_retries_it(
 
 def test_a_second_client_on_a_running_thread_is_refused(dev: DevServer, cli: Agent) -> None:
     client = get_sync_client(url=dev.url, api_key=None)
-    # the model answers after 8 s (an error: the run fails): long enough for a second
-    # agentcli to start and ask on a loaded machine
-    dev.model.push(hang(8))
+    # the model answers when the test says so (an error: the run fails), however long a
+    # second agentcli takes to start and ask on a loaded machine
+    dev.model.push(hang(300))
+    asked = len(dev.model.requests)  # the server is the module's: count from here
     thread = client.threads.create(metadata={"graph_id": "agent", "title": "slow"})
     message = {"messages": [{"role": "user", "content": "take your time"}]}
     run = client.runs.create(thread["thread_id"], "agent", input=message)
-    deadline = time.monotonic() + 10
-    while client.threads.get(thread["thread_id"])["status"] != "busy":
-        assert time.monotonic() < deadline, "the run never started"
-        time.sleep(0.1)
+    dev.model.wait_for_request(asked + 1)  # the run is under way: its model call hangs
     second = cli.run("run", "--server", dev.url, "--thread", thread["thread_id"], "me too")
     assert second.returncode == 2
     assert "the thread is busy: another client is running it" in second.stderr
+    dev.model.cut_hangs()
     client.runs.join(thread["thread_id"], run["run_id"])
     values = client.threads.get_state(thread["thread_id"])["values"]
     assert [m["content"] for m in values["messages"]] == ["take your time"]  # not "me too"
@@ -364,11 +363,12 @@ WAIT_FOR_GO = "for i in $(seq 600); do [ -f go ] && break; sleep 0.1; done"
 def _settled(url: str, thread_id: str) -> str:
     """The thread's status once no run is on it (the restart retries the run it cut off)."""
     client = get_sync_client(url=url, api_key=None)
-    deadline = time.monotonic() + 60
-    while (status := client.threads.get(thread_id)["status"]) == "busy":
-        assert time.monotonic() < deadline, "the retried run never ended"
-        time.sleep(0.2)
-    return status
+
+    def status() -> str | None:
+        now = client.threads.get(thread_id)["status"]
+        return None if now == "busy" else str(now)
+
+    return until(status, what="the retried run ended")
 
 
 def test_a_call_cut_off_by_a_server_crash_is_asked_about_at_once_and_can_be_marked_done(
@@ -393,17 +393,19 @@ def test_a_call_cut_off_by_a_server_crash_is_asked_about_at_once_and_can_be_mark
             )
             command = [AGENTCLI, "run", "--server", dev.url, "run both", "-y", "-o", "json"]
             child = subprocess.Popen(command, cwd=local, env=cli.env, stdout=subprocess.PIPE)
-            deadline = time.monotonic() + 30
-            while not ((ws / "a.log").exists() or (ws / "b.log").exists()):
-                assert time.monotonic() < deadline and child.poll() is None
-                time.sleep(0.05)
-            time.sleep(0.5)  # the other call is waiting for the workspace, not running
+            until(
+                lambda: (ws / "a.log").exists() or (ws / "b.log").exists(),
+                what="a call started",
+                process=child,
+            )
+            # the other call waits for the workspace, or is not taken up yet: either way it
+            # has not started (were both running, both would be asked about below)
             started = {"a.log": "call_1", "b.log": "call_2"}
             [cut_off] = [call for log, call in started.items() if (ws / log).exists()]
             [waiting] = [call for call in started.values() if call != cut_off]
             dev.kill()  # well within the runtime's 10 s flush: only the journal saved it
             child.send_signal(signal.SIGKILL)  # its client too (it would wait to reconnect)
-            child.wait(10)
+            child.wait(60)
         (ws / "go").touch()  # the waiting call ends at once when the restart runs it
         with serve(base, model) as dev:
             [row] = json.loads(cli.run("threads", "list", "--server", dev.url, "--json").stdout)

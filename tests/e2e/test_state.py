@@ -152,11 +152,11 @@ def test_a_failed_run_names_its_thread_in_every_format(agent: Agent, kind: str) 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_run_stopped_by_a_signal_names_its_thread(agent: Agent, signum: int) -> None:
-    agent.server.push(hang(30))
+    agent.server.push(hang(300))
     child = agent.start("run", "slow one", "-o", "json")
     agent.server.wait_for_request()
     child.send_signal(signum)
-    stdout, stderr = child.communicate(timeout=10)
+    stdout, stderr = child.communicate(timeout=120)  # not after the request: it hangs on
     assert child.returncode == 128 + signum
     [row] = threads(agent)
     thread = row["thread_id"]

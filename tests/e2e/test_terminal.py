@@ -12,6 +12,7 @@ from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.installed import program
 from tests.helpers.scripted_server import text, tool_calls
 from tests.helpers.terminal import PROMPT, leave
+from tests.helpers.waiting import NeverHappened, until
 
 
 def typed(child: pexpect.spawn, line: str) -> None:
@@ -75,9 +76,9 @@ def test_history_is_kept_across_sessions(agent: Agent) -> None:
     leave(child)
     child = agent.spawn("chat")
     child.expect(PROMPT)
-    for _ in range(2):  # Up, Up: past "/exit" to the message
+    for shown in ("/exit", "a message worth repeating"):  # Up, Up: past "/exit" to the message
         child.send("\x1b[A")
-        time.sleep(0.3)
+        child.expect_exact(shown)  # the line shows it: the key was taken
     child.send("\r")
     child.expect("Two.")
     leave(child)
@@ -152,18 +153,22 @@ def test_review_and_answer_render_in_80_columns(agent: Agent) -> None:
         subprocess.run([*tmux, "kill-server"], check=False)
 
 
-def wait_for(
-    tmux: list[str], session: str, marker: str, after: str = "", timeout: float = 20
-) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def wait_for(tmux: list[str], session: str, marker: str, after: str = "") -> str:
+    """The pane's screen, once `marker` shows on it (after `after`, if given)."""
+    seen = [""]
+
+    def showing() -> str | None:
         screen = subprocess.run(
             [*tmux, "capture-pane", "-p", "-t", session], capture_output=True, text=True
         ).stdout
-        if marker in screen[screen.find(after) if after in screen else len(screen) :]:
-            return screen
-        time.sleep(0.2)
-    raise AssertionError(f"{marker!r} never appeared:\n{screen}")
+        seen[0] = screen
+        found = marker in screen[screen.find(after) if after in screen else len(screen) :]
+        return screen if found else None
+
+    try:
+        return until(showing, what=f"{marker!r} on the screen")
+    except NeverHappened as exc:
+        raise NeverHappened(f"{exc}:\n{seen[0]}") from None
 
 
 def test_no_color_means_no_control_codes_from_the_answer(agent: Agent) -> None:

@@ -7,18 +7,17 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
+
+from tests.helpers.waiting import file_holds, until
 
 AGENTCLI = str(Path(sys.executable).parent / "agentcli")
 
 
-def kill_when_logged(
-    agent: Any, args: list[str], log: Path, text: str, settle: float = 0.0
-) -> None:
+def kill_when_logged(agent: Any, args: list[str], log: Path, text: str) -> None:
     """Run `agentcli ARGS` for `agent` (tests/e2e/conftest.Agent) in a session of its own,
-    wait until `log` holds `text` (then `settle` seconds more), and SIGKILL the group."""
+    wait until `log` holds `text`, and SIGKILL the group."""
     child = subprocess.Popen(
         [AGENTCLI, *args],
         cwd=agent.workspace,
@@ -27,10 +26,6 @@ def kill_when_logged(
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 30
-    while text not in (log.read_text() if log.exists() else ""):
-        assert time.monotonic() < deadline and child.poll() is None, f"{text!r} never logged"
-        time.sleep(0.05)
-    time.sleep(settle)
+    until(file_holds(log, text), what=f"{log.name} holds {text!r}", process=child)
     os.killpg(child.pid, signal.SIGKILL)
-    child.wait(10)
+    child.wait(60)

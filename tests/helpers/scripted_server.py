@@ -30,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.helpers.server_profiles import Profile
+from tests.helpers.waiting import until
 
 PIECE = 4  # characters per streamed content / argument fragment
 
@@ -95,7 +96,7 @@ def error(
 
 
 def hang(seconds: float) -> Reply:
-    """Wait ``seconds`` (cut short by stop()), then answer HTTP 500."""
+    """Wait ``seconds`` (cut short by stop() or cut_hangs()), then answer HTTP 500."""
     return Reply("hang", seconds=seconds, message="scripted server: hang finished")
 
 
@@ -281,6 +282,8 @@ class _Handler(BaseHTTPRequestHandler):
         srv._stopping.wait(srv.profile.delay())
         reply, cid = srv._next(body)
         self._answer(body, cid, reply)
+        with srv._lock:
+            srv.answered += 1
 
     def _drop(self) -> None:
         """Close the connection without a response."""
@@ -296,7 +299,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply is None:
             self._error(500, "scripted server: no reply queued", "server_error")
         elif reply.kind in ("error", "hang"):
-            self.server.scripted._stopping.wait(reply.seconds)
+            self.server.scripted._hold(reply.seconds)
             self._error(reply.status, reply.message, reply.type_, reply.code)
         elif reply.kind == "drop":
             if stream and reply.content:
@@ -343,6 +346,7 @@ class ScriptedServer:
         self.requests: list[dict] = []  # JSON body of every chat-completions request, in order
         self.headers: list[dict[str, str]] = []  # their headers (lower-cased names), same order
         self.connections = 0  # TCP connections accepted (keep-alive reuses one)
+        self.answered = 0  # chat-completions requests whose answer has been sent
         self.profile = Profile()  # how replies are sent: a real server's quirks, or none
         self._replies: deque[Reply] = deque()
         # answer the requests they return a Reply for, before the queue is asked (a test's
@@ -350,6 +354,8 @@ class ScriptedServer:
         self.responders: list[Callable[[dict], Reply | None]] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._cut = threading.Condition()  # hang() replies wait on it
+        self._cuts = 0
         self._call_ids = itertools.count(1)
         self._completion_ids = itertools.count(1)
         self._httpd: ThreadingHTTPServer | None = None
@@ -363,7 +369,8 @@ class ScriptedServer:
         return self
 
     def stop(self) -> None:
-        self._stopping.set()  # wakes pending hang() replies
+        self._stopping.set()
+        self.cut_hangs()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -384,6 +391,17 @@ class ScriptedServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    def cut_hangs(self) -> None:
+        """End the hang() replies waiting now: they answer at once (later ones wait)."""
+        with self._cut:
+            self._cuts += 1
+            self._cut.notify_all()
+
+    def _hold(self, seconds: float) -> None:
+        with self._cut:
+            cuts = self._cuts
+            self._cut.wait_for(lambda: self._cuts != cuts or self._stopping.is_set(), seconds)
+
     def restart_call_ids(self) -> None:
         """Number the next tool calls from call_1 again, as a server that restarted does."""
         with self._lock:
@@ -399,12 +417,9 @@ class ScriptedServer:
         with self._lock:
             return len(self._replies)
 
-    def wait_for_request(self, timeout: float = 20) -> None:
-        """Until a request has come in: a client's call is under way."""
-        deadline = time.monotonic() + timeout
-        while not self.requests:
-            assert time.monotonic() < deadline, "no request came in"
-            time.sleep(0.05)
+    def wait_for_request(self, count: int = 1) -> None:
+        """Until `count` requests have come in: a client's call is under way."""
+        until(lambda: len(self.requests) >= count, what=f"{count} request(s) came in")
 
     def _record(self, body: dict, headers: dict[str, str]) -> None:
         with self._lock:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import Agent
+from tests.helpers.waiting import NeverHappened, until
 from tests.realmodel.proxy import Proxy
 
 N_CTX = 2048
@@ -77,15 +77,16 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], 
             process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
         url = f"http://127.0.0.1:{port}"
         running[kind] = (url, process)
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            try:
-                urllib.request.urlopen(url + "/v1/models", timeout=2).read()
-                return url
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"llama_cpp.server did not start: {log.read_text()[-2000:]}")
-                time.sleep(0.5)
+        try:
+            until(
+                lambda: _answers(url),
+                what="llama_cpp.server",
+                timeout=START_TIMEOUT,
+                process=process,
+            )
+        except NeverHappened as exc:
+            pytest.fail(f"{exc}: {log.read_text()[-2000:]}")
+        return url
 
     try:
         yield start
@@ -147,3 +148,11 @@ def agent(proxy: Proxy, tmp_path: Path) -> Agent:
     (tmp_path / "home" / "config" / "agentcli").mkdir(parents=True)
     configure(made)
     return made
+
+
+def _answers(url: str) -> bool:
+    try:
+        urllib.request.urlopen(url + "/v1/models", timeout=5).read()
+    except OSError:
+        return False
+    return True

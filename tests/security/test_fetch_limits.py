@@ -28,6 +28,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.helpers.tooling import local_http
+from tests.helpers.waiting import ends, until
 
 if TYPE_CHECKING:
     from tests.helpers.tooling import ToolEnv
@@ -162,18 +163,14 @@ def test_gzip_deflate_and_identity_are_decoded(local: ToolEnv, site: str, number
 
 
 def test_a_gzip_bomb_stops_at_the_size_limit(local: ToolEnv, site: str) -> None:
-    started = time.monotonic()
-    message = local(fetch_url, url=f"{site}/gzip-bomb")
+    message = ends(lambda: local(fetch_url, url=f"{site}/gzip-bomb"), what="the fetch stopped")
     assert message.status == "success"
     assert f"download stopped after {MAX_BYTES} bytes" in message.content
-    assert time.monotonic() - started < 10
 
 
 def test_a_body_that_decodes_to_nothing_stops_at_the_raw_limit(local: ToolEnv, site: str) -> None:
-    started = time.monotonic()
-    message = local(fetch_url, url=f"{site}/empty-blocks")
+    message = ends(lambda: local(fetch_url, url=f"{site}/empty-blocks"), what="the fetch stopped")
     assert "download stopped after 0 bytes" in message.content
-    assert time.monotonic() - started < 10
 
 
 CHILD = """
@@ -280,7 +277,7 @@ def test_headers_sent_a_byte_at_a_time_stop_at_the_deadline(
         message = local(fetch_url, url=url)
         elapsed = time.monotonic() - started
     assert message.status == "error" and "took longer than 1.5s" in message.content
-    assert 1.4 < elapsed < 3.5
+    assert elapsed > 1.4  # not before its time (the server drips for 8 s: not after it either)
 
 
 def test_a_body_sent_a_byte_at_a_time_stops_at_the_deadline(
@@ -292,32 +289,34 @@ def test_a_body_sent_a_byte_at_a_time_stops_at_the_deadline(
         message = local(fetch_url, url=url)
         elapsed = time.monotonic() - started
     assert message.status == "success" and "download stopped after" in message.content
-    assert message.content.rstrip().endswith("x") and 1.4 < elapsed < 3.5
+    assert message.content.rstrip().endswith("x") and elapsed > 1.4  # not before its time
 
 
 def test_ctrl_c_stops_a_fetch_promptly(local: ToolEnv) -> None:
-    cancel = threading.Event()
+    cancel, connected = threading.Event(), threading.Event()
     local.context.cancel = cancel
-    with raw_server(drip_headers) as url:
-        timer = threading.Timer(0.5, cancel.set)
-        timer.start()
-        started = time.monotonic()
+
+    def drip_once_connected(connection: socket.socket, stop: threading.Event) -> None:
+        connected.set()
+        drip_headers(connection, stop)
+
+    def ctrl_c() -> None:  # while the fetch waits for the headers
+        until(connected.is_set, what="the fetch connected")
+        cancel.set()
+
+    with raw_server(drip_once_connected) as url:
+        threading.Thread(target=ctrl_c, daemon=True).start()
+        # the drip goes on for 8 s and the fetch's own limit is 30 s: this is the Ctrl-C
         message = local(fetch_url, url=url)
-        elapsed = time.monotonic() - started
-        timer.join()
         assert message.status == "error" and "was interrupted" in message.content
-        assert elapsed < 2
         again = local(fetch_url, url=url)  # already set: nothing is requested
         assert again.status == "error" and "was interrupted" in again.content
 
 
 def test_endless_headers_are_cut_off(local: ToolEnv) -> None:
     with raw_server(flood_headers) as url:
-        started = time.monotonic()
-        message = local(fetch_url, url=url)
-        elapsed = time.monotonic() - started
+        message = ends(lambda: local(fetch_url, url=url), what="the fetch gave up")
     assert message.status == "error" and "failed" in message.content  # h11: over 100 KiB
-    assert elapsed < 5
 
 
 @given(

@@ -13,7 +13,6 @@ import os
 import signal
 import socket
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -22,17 +21,25 @@ from agentcli_tools.process_tree import start_time
 
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.waiting import until
 
-# (name, command template): {f} is the file the escaped process would write, {m} a marker
+# (name, command template): {f} is the file the escaped process would write, {m} a marker.
+# An escaped process waits far longer than any test (LATER) before it writes: so it is still
+# there, marked, when the test looks, however slow the machine; none can end by itself first
+LATER = "sleep 300"
+STOPPED = "until [ \"$(cut -d' ' -f3 /proc/$!/stat)\" = T ]; do sleep 0.01; done"  # $! stopped
 PAYLOADS_ESCAPE = [
-    ("background", "sh -c 'sleep 2; echo x > {f}; : {m}' & echo started"),
-    ("setsid", "setsid -f sh -c 'sleep 2; echo x > {f}; : {m}'; echo started"),
-    ("nohup", "nohup sh -c 'sleep 2; echo x > {f}; : {m}' >/dev/null 2>&1 & echo started"),
-    ("disown", "sh -c 'sleep 2; echo x > {f}; : {m}' & disown; echo started"),
-    ("double-fork", "(sh -c 'sleep 2; echo x > {f}; : {m}' &); echo started"),
-    ("setsid-double", "( setsid sh -c 'sleep 2; echo x > {f}; : {m}' & ) ; echo started"),
-    ("stopped", "sh -c 'kill -STOP $$; echo x > {f}; : {m}' & sleep 0.2; echo started"),
-    ("ignores-term", "setsid -f sh -c 'trap \"\" TERM HUP; sleep 2; echo x > {f}; : {m}'; echo ok"),
+    ("background", f"sh -c '{LATER}; echo x > {{f}}; : {{m}}' & echo started"),
+    ("setsid", f"setsid -f sh -c '{LATER}; echo x > {{f}}; : {{m}}'; echo started"),
+    ("nohup", f"nohup sh -c '{LATER}; echo x > {{f}}; : {{m}}' >/dev/null 2>&1 & echo started"),
+    ("disown", f"sh -c '{LATER}; echo x > {{f}}; : {{m}}' & disown; echo started"),
+    ("double-fork", f"(sh -c '{LATER}; echo x > {{f}}; : {{m}}' &); echo started"),
+    ("setsid-double", f"( setsid sh -c '{LATER}; echo x > {{f}}; : {{m}}' & ) ; echo started"),
+    ("stopped", f"sh -c 'kill -STOP $$; echo x > {{f}}; : {{m}}' & {STOPPED}; echo started"),
+    (
+        "ignores-term",
+        f"setsid -f sh -c 'trap \"\" TERM HUP; {LATER}; echo x > {{f}}; : {{m}}'; echo ok",
+    ),
 ]
 PAYLOADS_SIGNAL = [signal.SIGHUP, signal.SIGTERM, signal.SIGKILL]
 
@@ -52,30 +59,22 @@ def _marked(marker: str) -> list[int]:
     return found
 
 
-def _wait_for(predicate, timeout: float) -> bool:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
-
-
 @pytest.mark.parametrize(("name", "template"), PAYLOADS_ESCAPE, ids=[p[0] for p in PAYLOADS_ESCAPE])
 def test_nothing_a_command_started_outlives_it(agent: Agent, name: str, template: str) -> None:
     marker = f"agentcli-test-{uuid.uuid4().hex}"
     target = agent.workspace / "escaped.txt"
     command = template.format(f=target, m=marker)
     agent.server.push(tool_calls(("shell", {"command": command})), text("done"))
-    result = agent.run("run", "go", "-y", "-o", "json")
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["status"] == "done"
-    tool_result = agent.server.requests[1]["messages"][-1]["content"]
-    assert tool_result.startswith("exit code 0")
-    assert _marked(marker) == []
-    time.sleep(2.5)  # past the escaped process's sleep
-    assert not target.exists(), f"{name}: a process escaped and wrote the file"
-    assert _marked(marker) == []
+    try:
+        result = agent.run("run", "go", "-y", "-o", "json")
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["status"] == "done"
+        tool_result = agent.server.requests[1]["messages"][-1]["content"]
+        assert tool_result.startswith("exit code 0")
+        assert _marked(marker) == [], f"{name}: a process escaped"  # stopped with the call
+        assert not target.exists()
+    finally:
+        _clean_up(marker, ())
 
 
 @pytest.mark.parametrize("signum", PAYLOADS_SIGNAL, ids=[s.name for s in PAYLOADS_SIGNAL])
@@ -84,25 +83,25 @@ def test_a_running_command_dies_with_agentcli(agent: Agent, signum: signal.Signa
     finished = agent.workspace / "finished.txt"
     escaped = agent.workspace / "escaped.txt"
     command = (
-        f"setsid -f sh -c 'sleep 3; echo x > {escaped}; : {marker}'; "
-        f"sleep 3; echo finished > {finished}; : {marker}"
+        f"setsid -f sh -c '{LATER}; echo x > {escaped}; : {marker}'; "
+        f"{LATER}; echo finished > {finished}; : {marker}"
     )
     agent.server.push(tool_calls(("shell", {"command": command})), text("done"))
     process = _run_go(agent, subprocess.PIPE)
     try:
-        assert _wait_for(lambda: len(_marked(marker)) >= 2, 30), "the command never started"
+        until(lambda: len(_marked(marker)) >= 2, what="the command started", process=process)
         process.send_signal(signum)
-        process.wait(timeout=15)
+        process.wait(timeout=120)
+        expected = -signal.SIGKILL if signum == signal.SIGKILL else 128 + signum
+        assert process.returncode == expected
+        # the processes sleep for minutes: gone before then, they were stopped
+        until(lambda: not _marked(marker), what="the tool processes died with agentcli")
+        assert not finished.exists() and not escaped.exists()
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-    expected = -signal.SIGKILL if signum == signal.SIGKILL else 128 + signum
-    assert process.returncode == expected
-    assert _wait_for(lambda: not _marked(marker), 3), "a tool process outlived agentcli"
-    time.sleep(3.5)
-    assert not finished.exists() and not escaped.exists()
-    assert _marked(marker) == []
+        _clean_up(marker, ())
     # the thread is resumable, and the cut call is offered for review again, never re-run
     # silently (a policy cannot approve a call that may have partly run)
     thread_id = json.loads(agent.run("threads", "list", "--json").stdout)[0]["thread_id"]
@@ -116,7 +115,7 @@ def test_a_running_command_dies_with_agentcli(agent: Agent, signum: signal.Signa
 def test_a_command_that_ends_normally_keeps_its_output_and_code(agent: Agent) -> None:
     """Legitimate use under the supervisor: output, exit code, a background job that ends
     before the command does, and a job the command waits for."""
-    command = "echo out; echo err >&2; (sleep 0.2; echo bg) & wait; exit 4"
+    command = "echo out; echo err >&2; (sleep 0.2; echo bg) & wait; exit 4"  # waited for
     agent.server.push(tool_calls(("shell", {"command": command})), text("done"))
     assert agent.run("run", "go", "-y").returncode == 0
     assert agent.server.requests[1]["messages"][-1]["content"] == "exit code 4\nout\nerr\nbg\n"
@@ -127,13 +126,15 @@ def test_a_command_that_kills_its_own_group_does_not_take_the_supervisor(agent: 
     not in it, so it still reports, and still stops what the command left behind."""
     marker = f"agentcli-test-{uuid.uuid4().hex}"
     target = agent.workspace / "escaped.txt"
-    command = f"setsid -f sh -c 'sleep 2; echo x > {target}; : {marker}'; echo hi; kill -9 0"
+    command = f"setsid -f sh -c '{LATER}; echo x > {target}; : {marker}'; echo hi; kill -9 0"
     agent.server.push(tool_calls(("shell", {"command": command})), text("done"))
-    assert agent.run("run", "go", "-y").returncode == 0
-    result = agent.server.requests[1]["messages"][-1]["content"]
-    assert result.startswith("exit code -9") and "hi" in result
-    time.sleep(2.5)
-    assert not target.exists() and _marked(marker) == []
+    try:
+        assert agent.run("run", "go", "-y").returncode == 0
+        result = agent.server.requests[1]["messages"][-1]["content"]
+        assert result.startswith("exit code -9") and "hi" in result
+        assert _marked(marker) == [] and not target.exists()  # stopped with the call
+    finally:
+        _clean_up(marker, ())
 
 
 def _run_go(agent: Agent, output: int) -> subprocess.Popen[bytes]:
@@ -151,10 +152,10 @@ def _run_go(agent: Agent, output: int) -> subprocess.Popen[bytes]:
 def _first_run(agent: Agent, marker: str) -> tuple[subprocess.Popen[bytes], tuple[int, int]]:
     """agentcli running a shell call whose tree holds ``marker``, and (the call supervisor's
     pid, the supervisor's) as the journal recorded them before the command started."""
-    command = f"echo x >> ran.log; sh -c 'sleep 60; : {marker}' & [ -e go ] || sleep 60; : {marker}"
+    command = f"echo x >> ran.log; sh -c '{LATER}; : {marker}' & [ -e go ] || {LATER}; : {marker}"
     agent.server.push(tool_calls(("shell", {"command": command})), text("done"))
     process = _run_go(agent, subprocess.DEVNULL)
-    assert _wait_for(lambda: len(_marked(marker)) >= 2, 30), "the command never started"
+    until(lambda: len(_marked(marker)) >= 2, what="the command started", process=process)
     store = agent.store()
     try:
         (row,) = store._execute("SELECT state, host, pid, pid_started FROM agentcli_calls")
@@ -200,7 +201,6 @@ def test_a_resume_ends_a_first_run_still_alive_before_offering_it(agent: Agent) 
     process, supervisors = _first_run(agent, marker)
     try:
         _survive(process, supervisors)
-        time.sleep(0.3)
         assert len(_marked(marker)) >= 2  # the first run outlived agentcli
         thread_id = json.loads(agent.run("threads", "list", "--json").stdout)[0]["thread_id"]
         again = agent.run("run", "--thread", thread_id, "-y", "-o", "json")
@@ -254,20 +254,24 @@ def test_a_command_that_kills_its_call_supervisor_leaves_nothing(agent: Agent) -
     marker = head + tail
     target = agent.workspace / "escaped.txt"
     command = (
-        f"setsid -f sh -c 'sleep 3; echo x >> {target}; : {marker}'; "
-        f"sh -c 'sleep 3; echo y >> {target}; : {marker}' & echo hi; kill -9 $PPID; sleep 3"
+        f"setsid -f sh -c '{LATER}; echo x >> {target}; : {marker}'; "
+        f"sh -c '{LATER}; echo y >> {target}; : {marker}' & echo hi; kill -9 $PPID; {LATER}"
     )
     # a regular expression that matches the marker, not itself: no process of the check
-    # counts as an escaped one
-    look = f"sleep 0.5; grep -las '{head}[x]*{tail}' /proc/[0-9]*/cmdline | wc -l"
+    # counts as an escaped one. The next call waits (a minute at most) until none is left:
+    # they sleep for minutes, so none is gone unless it was killed
+    count = f"grep -las '{head}[x]*{tail}' /proc/[0-9]*/cmdline | wc -l"
+    look = f'for i in $(seq 600); do [ "$({count})" = 0 ] && break; sleep 0.1; done; {count}'
     agent.server.push(
         tool_calls(("shell", {"command": command})),
         tool_calls(("shell", {"command": look})),
         text("done"),
     )
-    assert agent.run("run", "go", "-y").returncode == 0
-    result = agent.server.requests[1]["messages"][-1]["content"]
-    assert result.startswith("exit code -9") and "hi" in result
-    assert agent.server.requests[2]["messages"][-1]["content"] == "exit code 0\n0\n"
-    time.sleep(3.5)
-    assert not target.exists() and _marked(marker) == []
+    try:
+        assert agent.run("run", "go", "-y").returncode == 0
+        result = agent.server.requests[1]["messages"][-1]["content"]
+        assert result.startswith("exit code -9") and "hi" in result
+        assert agent.server.requests[2]["messages"][-1]["content"] == "exit code 0\n0\n"
+        assert not target.exists() and _marked(marker) == []
+    finally:
+        _clean_up(marker, ())

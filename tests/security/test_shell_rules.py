@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from agentcli.policy.approval_policy import Policy
+from agentcli.policy.bash import parse as bash_parse
 from agentcli.policy.bash.wrapper_options import SPECS
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
@@ -334,13 +334,19 @@ def test_harmless_commands_still_run_under_a_deny_rule(command: str) -> None:
     assert policy.decide("shell", {"command": command}).decision == "allow"
 
 
-def test_a_line_too_long_to_read_is_never_allowed_and_asks_under_a_deny_rule() -> None:
+def test_a_line_too_long_to_read_is_never_allowed_and_asks_under_a_deny_rule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parsed: list[int] = []  # the length of each line handed to the parser
+    real = bash_parse._parse
+    monkeypatch.setattr(
+        bash_parse, "_parse", lambda source: parsed.append(len(source)) or real(source)
+    )
     long = "echo " + "a" * 100_001
-    started = time.monotonic()
     assert Policy.build(rules=ALLOW_RULES).decide("shell", {"command": long}).decision == "ask"
     policy = Policy.build(rules=DENY_RULES, auto_approve=True)
     assert policy.decide("shell", {"command": long + "; rm -f victim"}).decision == "ask"
-    assert time.monotonic() - started < 2, "a long line must be refused before it is parsed"
+    assert all(n <= bash_parse.MAX_LENGTH for n in parsed), "a long line must be refused unparsed"
     plain = Policy.build(rules=ALLOW_RULES).decide("shell", {"command": "echo " + "a" * 5000})
     assert plain.decision == "allow"
 

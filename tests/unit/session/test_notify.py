@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import time
+import os
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,6 +16,7 @@ from agentcli.session.notify import (
     pending_document,
     run_command,
 )
+from tests.helpers.waiting import until
 
 KEY = "sk-live-key"
 
@@ -82,8 +84,9 @@ def test_failures_are_one_line_each() -> None:
     )
     assert run_command("kill -9 $$", b"", env, 5) == "notify command killed by signal 9"
     assert run_command("true", b"x" * 1_000_000, env, 5) is None  # it need not read stdin
-    started = time.monotonic()
-    assert run_command("sleep 30", b"", env, 0.2) == (
+    hang = f"sleep 300.{os.getpid()}"  # a name of its own, to look for afterwards
+    assert run_command(f"{hang}; :", b"", env, 0.2) == (
         "notify command did not finish within 0.2 s: stopped"
     )
-    assert time.monotonic() - started < 3
+    gone = lambda: subprocess.run(["pgrep", "-f", hang], capture_output=True).returncode == 1  # noqa: E731
+    until(gone, what="the command was stopped, not left running")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import threading
-import time
 
 import pytest
 
@@ -16,6 +15,7 @@ from agentcli.ui.attention import (
     notification_text,
     review_text,
 )
+from tests.helpers.waiting import until
 
 
 class Tty(io.StringIO):
@@ -61,21 +61,25 @@ def test_the_summary_names_the_tool_and_its_main_argument() -> None:
 
 
 def test_the_alarm_rings_once_after_its_time() -> None:
-    terminal, called = Tty(), threading.Event()
-    with Alarm(0.05, "shell ls", terminal, called.set) as alarm:
-        assert called.wait(2)
-        time.sleep(0.1)
-    assert alarm.rang and terminal.getvalue() == escapes("shell ls")
+    terminal, calls = Tty(), []
+    with Alarm(0.05, "shell ls", terminal, lambda: calls.append(1)) as alarm:
+        until(lambda: calls, what="the alarm rang")
+    # once the review is over nothing rings any more: what was written is all there will be
+    assert alarm.rang and calls == [1] and terminal.getvalue() == escapes("shell ls")
 
 
 def test_an_answered_review_does_not_ring_and_a_pipe_gets_no_escapes() -> None:
     terminal, called = Tty(), threading.Event()
-    with Alarm(0.2, "x", terminal, called.set):
+    with Alarm(0.5, "x", terminal, called.set):
         pass
-    time.sleep(0.3)
+    # a second alarm of the same length, set later, rings later: by then the first is past
+    # its time, and had it not been called off it would have rung
+    later = threading.Event()
+    with Alarm(0.5, "y", None, later.set):
+        until(later.is_set, what="the later alarm rang")
     assert not called.is_set() and terminal.getvalue() == ""
 
     pipe = io.StringIO()  # not a terminal: no escapes, the command still runs
     with Alarm(0.0, "x", pipe, called.set):
-        assert called.wait(2)
+        until(called.is_set, what="the command was called")
     assert pipe.getvalue() == ""
