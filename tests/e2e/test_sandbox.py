@@ -269,15 +269,15 @@ def test_only_a_rule_with_sandbox_off_lifts_it_never_a_flag(agent: Agent, outsid
 def test_in_chat_the_notes_after_a_long_output_are_shown_not_folded_away(
     agent: Agent, tmp_path: Path, outside: Path
 ) -> None:
-    """A result is folded to its first lines in chat: the notes at its end (the sandbox
-    refused something; the call cannot be undone) are shown all the same."""
+    """A result is folded to its first lines in chat (a failed one to 40): the notes at its
+    end (the sandbox refused something; the call cannot be undone) are shown all the same."""
     broken = tmp_path / "broken-git"  # a git that fails: no snapshot, so "not undoable"
     broken.mkdir()
     (broken / "git").write_text("#!/bin/sh\nexit 1\n")
     (broken / "git").chmod(0o755)
     outside = outside / "outside.txt"
     agent.server.push(
-        tool_calls(("shell", {"command": f"seq 1 30; echo x > {outside}"})), text("done")
+        tool_calls(("shell", {"command": f"seq 1 80; echo x > {outside}"})), text("done")
     )
     path = f"{broken}:{agent.env['PATH']}"
     child = agent.spawn("chat", "--approve", "shell", "count", env={"PATH": path})

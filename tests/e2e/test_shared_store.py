@@ -131,7 +131,11 @@ def test_the_same_decision_sent_twice_at_once_runs_the_call_once(
         [first] = [review for review in reviews if review.poll() is not None]
         out, err = first.communicate()
         assert first.returncode == 0, err
-        assert f"of thread {thread} was already decided: approved" in err
+        decided = f"of thread {thread} was already decided: approved" in err
+        # `all` is the calls waiting when it looked: none, if it looked once the other had
+        # taken them (the thread held, its call running)
+        empty = named.startswith("all") and "has no calls awaiting review; nothing changed" in err
+        assert decided or empty, err
         assert not (agent.workspace / "marker").exists()  # the other one still runs it
         go.touch()
         [second] = [review for review in reviews if review is not first]
