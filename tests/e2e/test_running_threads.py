@@ -7,27 +7,19 @@ from __future__ import annotations
 
 import json
 import signal
-import time
-from collections.abc import Callable
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.waiting import until
 
 pytestmark = pytest.mark.backends
 
 WAIT_S = 120  # a condition's deadline: generous, for a machine at 5x its idle time
 BLOCKED = "while [ ! -e go ]; do sleep 0.05; done; echo ran >> marker"  # until the test says
-
-
-def wait_for(what: str, condition: Callable[[], object]) -> object:
-    deadline = time.monotonic() + WAIT_S
-    while not (found := condition()):
-        assert time.monotonic() < deadline, f"waited {WAIT_S} s for {what}"
-        time.sleep(0.05)
-    return found
 
 
 def listed(agent: Agent) -> list[dict]:
@@ -36,9 +28,19 @@ def listed(agent: Agent) -> list[dict]:
     return list(json.loads(shown.stdout))
 
 
+def blocked_run(agent: Agent) -> tuple[subprocess.Popen[str], str]:
+    """`run -y` whose shell call waits for the test's `go`, and its thread, once running."""
+    agent.server.push(tool_calls(("shell", {"command": BLOCKED})), text("made it"))
+    run = agent.start("run", "wait for go", "-y")
+    until(lambda: agent.server.requests, what="the shell call", process=run)
+    return run, running_thread(agent)
+
+
 def running_thread(agent: Agent) -> str:
     """The id of the one thread `threads list` shows running (waits for it)."""
-    rows = wait_for("the run's thread", lambda: [r for r in listed(agent) if r["status"]])
+    rows = until(
+        what="the run's thread", predicate=lambda: [r for r in listed(agent) if r["status"]]
+    )
     assert isinstance(rows, list) and len(rows) == 1
     assert rows[0]["status"] == "running", rows
     return str(rows[0]["thread_id"])
@@ -56,12 +58,12 @@ def test_a_run_is_listed_running_from_its_first_moment(agent: Agent, tmp_path: P
     agent.server.push(tool_calls(("shell", {"command": BLOCKED})), text("made it"))
     run = agent.start("run", "wait for go", "-y", "-o", "json", "--config", str(config))
     try:
-        rows = wait_for("a thread in the list", lambda: listed(agent))
+        rows = until(what="a thread in the list", predicate=lambda: listed(agent))
         assert isinstance(rows, list) and [r["status"] for r in rows] == ["running"]
         assert agent.server.requests == [] and run.poll() is None  # still loading
         thread = rows[0]["thread_id"]
         loaded.touch()
-        wait_for("the shell call", lambda: agent.server.requests)
+        until(what="the shell call", predicate=lambda: agent.server.requests)
         assert [(r["thread_id"], r["status"]) for r in listed(agent)] == [(thread, "running")]
         (agent.workspace / "go").touch()
         out, err = run.communicate(timeout=WAIT_S)
@@ -77,11 +79,8 @@ def test_a_run_is_listed_running_from_its_first_moment(agent: Agent, tmp_path: P
 
 
 def test_a_second_run_and_a_delete_are_refused_and_force_stops_the_run(agent: Agent) -> None:
-    agent.server.push(tool_calls(("shell", {"command": BLOCKED})), text("made it"))
-    run = agent.start("run", "wait for go", "-y")
+    run, thread = blocked_run(agent)
     try:
-        wait_for("the shell call", lambda: agent.server.requests)
-        thread = running_thread(agent)
         busy = f"thread {thread} is in use by another agentcli process (pid {run.pid} on "
         second = agent.run("run", "again", "--thread", thread)
         assert second.returncode == 1
@@ -106,17 +105,15 @@ def test_a_second_run_and_a_delete_are_refused_and_force_stops_the_run(agent: Ag
 
 
 def test_a_run_killed_with_sigkill_leaves_no_thread_running(agent: Agent) -> None:
-    agent.server.push(tool_calls(("shell", {"command": BLOCKED})), text("made it"))
-    run = agent.start("run", "wait for go", "-y")
+    run, thread = blocked_run(agent)
     try:
-        wait_for("the shell call", lambda: agent.server.requests)
-        thread = running_thread(agent)
         run.send_signal(signal.SIGKILL)
         run.communicate(timeout=WAIT_S)
         # the lock dies with the process (its pid is gone; its connection closed), so the
         # next list reads the thread's saved state: the cut-off call waits for review
-        rows = wait_for(
-            "the thread settled", lambda: [r for r in listed(agent) if r["status"] != "running"]
+        rows = until(
+            what="the thread settled",
+            predicate=lambda: [r for r in listed(agent) if r["status"] != "running"],
         )
         assert isinstance(rows, list)
         assert [(r["thread_id"], r["status"]) for r in rows] == [(thread, "awaiting_approval")]
