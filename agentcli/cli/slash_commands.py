@@ -107,7 +107,7 @@ def _threads(chat: Chat, arg: str) -> bool:
 def _switch(chat: Chat, arg: str) -> bool:
     if not arg:
         raise UsageError("/switch needs a thread id")
-    from agentcli.cli.recap import show_recap, warn_if_gone
+    from agentcli.cli.continuing import show_recap, warn_if_gone
     from agentcli.cli.session_opening import warn_expired
 
     s = chat.session

@@ -7,7 +7,7 @@ AGENTCLI_MODEL, OPENAI_API_KEY ...), and so are its tools. The workspace is
 AGENTCLI_WORKSPACE, else the server's current directory.
 
 Every run's tool calls are journalled in the database the server's `storage.db` names
-(server/call_journal.py), so a call cut off by a server crash is asked about again, not re-run.
+(server/server_journal.py), so a call cut off by a server crash is asked about again, not re-run.
 
 A run's `context` may carry two things (everything else comes from the server's settings,
 whatever a client sends: see `context_schema`):
@@ -31,7 +31,7 @@ from typing import Any
 
 from langgraph.graph import StateGraph
 
-from agentcli.agent.graph import build_graph
+from agentcli.agent.agent_graph import build_graph
 from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.retries import Retries
 from agentcli.agent.outbound import guard_outbound
@@ -42,7 +42,7 @@ from agentcli.agent.state import RunContext
 from agentcli.config import Settings, load_settings
 from agentcli.errors import ConfigError
 from agentcli.policy.approval_policy import Policy
-from agentcli.server.call_journal import ServerJournal
+from agentcli.server.server_journal import ServerJournal
 
 WORKSPACE_ENV = "AGENTCLI_WORKSPACE"
 

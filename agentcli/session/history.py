@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from agentcli.agent.graph import build_graph
+from agentcli.agent.agent_graph import build_graph
 from agentcli.errors import UsageError
 from agentcli.threads.store import Store
 from agentcli.threads.thread_rows import ThreadRow

@@ -210,8 +210,8 @@ class Session(ThreadSession):
 
     def compact(self) -> Compacted | None:
         """Summarise the thread's older messages now (/compact); None: nothing to cut."""
+        from agentcli.agent.agent_graph import system_prompt
         from agentcli.agent.context.fit import on_demand
-        from agentcli.agent.graph import system_prompt
         from agentcli.session.stream_events import compacted
 
         if self.row is None or self.pending():

@@ -16,7 +16,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
-from agentcli.agent.graph import build_graph
+from agentcli.agent.agent_graph import build_graph
 from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.retries import Retries
 from agentcli.agent.outbound import guard_outbound
@@ -80,10 +80,6 @@ class LocalGraph:
         if self._model is None:
             self._model = make_model(self.settings)
         return self._model
-
-    def use_model(self, model: BaseChatModel) -> None:
-        """This chat model from the next run on (its graph compiled again)."""
-        self._model, self._graph = model, None
 
     def use_settings(self, settings: Settings) -> None:
         """Another model's settings (/model): its client, graph and window made again."""

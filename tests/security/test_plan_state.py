@@ -22,7 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import InvalidUpdateError
 from langgraph.types import Command, Send
 
-from agentcli.agent.graph import build_graph
+from agentcli.agent.agent_graph import build_graph
 from agentcli.agent.plan.plan_run import advance, run_of, seal_plan
 from agentcli.agent.plan.plan_task import result_parts
 from agentcli.agent.review.approval_seals import NOT_APPROVED, PROCESS_KEY

@@ -19,7 +19,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END
 from langgraph.types import Command, Send
 
-from agentcli.agent.graph import build_graph
+from agentcli.agent.agent_graph import build_graph
 from agentcli.agent.review.approval_seals import (
     NOT_APPROVED,
     PROCESS_KEY,

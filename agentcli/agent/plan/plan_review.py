@@ -42,7 +42,7 @@ from agentcli.agent.review.approval_seals import (
 from agentcli.agent.review.interrupt_payload import review_request
 from agentcli.agent.review.node import Turn
 from agentcli.agent.review.pending_calls import vet
-from agentcli.agent.review.preconditions import precondition
+from agentcli.agent.review.precheck import precondition
 from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.toolset.sandboxing import unconfined_rule, would_confine
 from agentcli.agent.undo_snapshots import review_note

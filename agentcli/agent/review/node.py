@@ -36,7 +36,7 @@ from agentcli.agent.review.argument_check import validate_args
 from agentcli.agent.review.audit_records import PEOPLE, audit_record, decider, refusal_kind
 from agentcli.agent.review.interrupt_payload import review_request
 from agentcli.agent.review.pending_calls import ALTERED, answered_ids, vet
-from agentcli.agent.review.preconditions import precondition
+from agentcli.agent.review.precheck import precondition
 from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.toolset.sandboxing import UNCONFINED, unconfined_rule, would_confine
 from agentcli.agent.undo_snapshots import review_note

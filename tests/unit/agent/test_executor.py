@@ -17,8 +17,8 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from agentcli.agent.agent_graph import build_graph
 from agentcli.agent.executor import STOPPED, Job, collect, dispatch, in_order, turn_groups
-from agentcli.agent.graph import build_graph
 from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.state import RunContext
 from agentcli.config import Settings
