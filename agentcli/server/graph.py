@@ -35,7 +35,6 @@ from agentcli.agent.agent_graph import build_graph
 from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.retries import Retries
 from agentcli.agent.outbound import guard_outbound
-from agentcli.agent.review.approval_seals import PROCESS_KEY, ApprovalKey
 from agentcli.agent.run_context import run_context
 from agentcli.agent.secrets import hide_environment, session_redactor
 from agentcli.agent.state import RunContext
@@ -43,6 +42,7 @@ from agentcli.config import Settings, load_settings
 from agentcli.errors import ConfigError
 from agentcli.policy.approval_policy import Policy
 from agentcli.server.server_journal import ServerJournal
+from agentcli.threads.store_key import PROCESS_KEY, ApprovalKey
 
 WORKSPACE_ENV = "AGENTCLI_WORKSPACE"
 

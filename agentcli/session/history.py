@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,12 @@ def reader_of(store: Store) -> Any:
     return _reader(store)
 
 
+def reader(store: Store) -> Callable[[str], dict[str, Any]]:
+    """A thread's latest state by id, for reading many threads (one compiled graph)."""
+    graph = _reader(store)
+    return lambda thread_id: values(store, thread_id, graph)
+
+
 def turns(store: Store, thread_id: str) -> list[Turn]:
     """Each user message with the checkpoint saved just before it."""
     config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
@@ -76,8 +83,8 @@ def fork(store: Store, row: ThreadRow, new_id: str, at: int | None) -> ThreadRow
 
 def _anchored(store: Store, row: ThreadRow) -> ThreadRow:
     """The fork's copy of its parent's audit chain, anchored where the copy ends."""
-    from agentcli.agent.review.approval_seals import ApprovalKey
-    from agentcli.session.audit_anchor import advance
+    from agentcli.audit.anchor import advance
+    from agentcli.threads.store_key import ApprovalKey
 
     audit = values(store, row.thread_id).get("audit", [])
     advance(store, ApprovalKey.of_store(store), row.thread_id, audit)

@@ -21,7 +21,6 @@ from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.retries import Retries
 from agentcli.agent.outbound import guard_outbound
 from agentcli.agent.plan import graph_steps
-from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.run_context import run_context
 from agentcli.agent.secrets import hide_environment, redact_saved_errors, session_redactor
 from agentcli.agent.state import RunContext
@@ -33,6 +32,7 @@ from agentcli.events import ReviewRequest
 from agentcli.policy.approval_policy import Policy
 from agentcli.session.stream_events import review_in
 from agentcli.threads.store import Store
+from agentcli.threads.store_key import ApprovalKey
 
 
 class LocalGraph:

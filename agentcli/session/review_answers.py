@@ -14,9 +14,10 @@ from agentcli_tools.context import ToolContext
 from langgraph.types import Command
 
 from agentcli.agent.review.answers import UNCHANGED, checked, unchanged
-from agentcli.agent.review.approval_seals import UNSEALED, allowed_tools
+from agentcli.agent.review.approval_seals import allowed_tools
 from agentcli.agent.review.argument_check import validate_args
 from agentcli.agent.review.precheck import precondition
+from agentcli.audit.records import UNSEALED
 from agentcli.decisions import Decision
 from agentcli.errors import AgentcliError, UsageError
 from agentcli.events import Done, Event, ReviewRequest

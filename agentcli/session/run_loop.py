@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentcli.agent.model.chat_model import explain
+from agentcli.audit.anchor import advance
 from agentcli.errors import AgentcliError, AnswerStopped, Interrupted
 from agentcli.events import AssistantMessage, Event, TextDelta, ToolResult
-from agentcli.session.audit_anchor import advance
 from agentcli.session.background_run import Background
 from agentcli.session.local_graph import LocalGraph
 from agentcli.session.open_thread import OpenThread

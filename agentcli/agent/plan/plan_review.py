@@ -33,7 +33,6 @@ from agentcli.agent.plan.plan_tool import planning
 from agentcli.agent.review.answers import ask, checked
 from agentcli.agent.review.approval_seals import (
     allowed_tools,
-    key_of,
     review_sealed,
     seal_review,
     step_of,
@@ -46,6 +45,7 @@ from agentcli.agent.review.precheck import precondition
 from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.toolset.sandboxing import unconfined_rule, would_confine
 from agentcli.agent.undo_snapshots import review_note
+from agentcli.threads.store_key import key_of
 
 ONLY_CALL = "a plan call must be the only call of its turn: put every step in the plan"
 

@@ -19,7 +19,6 @@ from langgraph.types import Command
 
 from agentcli.agent.agent_graph import build_graph
 from agentcli.agent.executor import STOPPED, Job, collect, dispatch, in_order, turn_groups
-from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.state import RunContext
 from agentcli.config import Settings
 from agentcli.errors import Interrupted
@@ -29,6 +28,7 @@ from agentcli.session.local import Session
 from agentcli.session.undo import plan_undo, restored_together
 from agentcli.snapshots.call_snapshots import WorkspaceSnapshots
 from agentcli.threads.backends import open_store
+from agentcli.threads.store_key import ApprovalKey
 from tests.helpers.fakes import FakeChatModel, call, say
 
 ORDER: list[str] = []
