@@ -18,7 +18,7 @@ from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import sandbox_of
 from agentcli.config import Settings
 from agentcli.policy.approval_policy import Policy
-from agentcli.snapshots.call_snapshots import snapshots_of
+from agentcli.undo.call_snapshots import snapshots_of
 
 
 def run_context(

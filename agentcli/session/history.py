@@ -35,13 +35,8 @@ def _config(thread_id: str) -> dict[str, Any]:
 
 def values(store: Store, thread_id: str, reader: Any = None) -> dict[str, Any]:
     """The thread's latest state: messages, audit, allowed tools (`reader`: one compiled
-    graph for many threads, from `reader_of`)."""
+    graph for many threads, as `reader` keeps)."""
     return dict((reader or _reader(store)).get_state(_config(thread_id)).values)
-
-
-def reader_of(store: Store) -> Any:
-    """A graph that only reads the store's threads."""
-    return _reader(store)
 
 
 def reader(store: Store) -> Callable[[str], dict[str, Any]]:

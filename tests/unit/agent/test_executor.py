@@ -26,9 +26,9 @@ from agentcli.events import Done
 from agentcli.policy.approval_policy import Policy
 from agentcli.session.local import Session
 from agentcli.session.undo import plan_undo, restored_together
-from agentcli.snapshots.call_snapshots import WorkspaceSnapshots
 from agentcli.threads.backends import open_store
 from agentcli.threads.store_key import ApprovalKey
+from agentcli.undo.call_snapshots import WorkspaceSnapshots
 from tests.helpers.fakes import FakeChatModel, call, say
 
 ORDER: list[str] = []
