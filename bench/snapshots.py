@@ -2,7 +2,7 @@
 
 A workspace of 10,000 files (100 folders of 100 files of about 300 bytes, plus a
 .gitignore'd folder of 2,000 more that are never read), snapshotted as the tools node does
-(agentcli.snapshots): the first snapshot (every file hashed once), then, interleaved in
+(agentcli.undo): the first snapshot (every file hashed once), then, interleaved in
 each round:
 
 - one snapshot after one file changed (git's index: the other files are only stat'ed);
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from _common import machine, median, table, verdict
 
-from agentcli.snapshots.call_snapshots import WorkspaceSnapshots
+from agentcli.undo.call_snapshots import WorkspaceSnapshots
 
 GOAL_MS = 150.0
 

@@ -45,7 +45,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
 from langgraph.channels import DeltaChannel  # noqa: E402
 from langgraph.graph.message import add_messages  # noqa: E402
 
-import agentcli.agent.state  # noqa: E402  (nothing may import agentcli.agent.graph before the schema is set)
+import agentcli.agent.state  # noqa: E402  (nothing may import agentcli.agent.agent_graph before the schema is set)
 from agentcli.threads.langgraph_internals import messages_delta_reducer  # noqa: E402
 
 VARIANTS = ("baseline", "current")

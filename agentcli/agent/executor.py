@@ -39,12 +39,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Send
 
-from agentcli.agent.review.approval_seals import ApprovalKey, seal_call
-from agentcli.agent.review.audit_records import audit_record
+from agentcli.agent.review.approval_seals import seal_call
 from agentcli.agent.toolset.sandboxing import UNCONFINED
-from agentcli.agent.undo_snapshots import after_group, before_group
+from agentcli.audit.records import audit_record
 from agentcli.errors import Interrupted
-from agentcli.snapshots.call_snapshots import READ_ONLY_TOOLS
+from agentcli.threads.store_key import ApprovalKey
+from agentcli.undo.around_calls import after_group, before_group
+from agentcli.undo.call_snapshots import READ_ONLY_TOOLS
 
 STOPPED = "not run: the run was stopped (Ctrl-C) before this call's turn came"
 

@@ -53,7 +53,7 @@ class AgentState(TypedDict, total=False):
         list[dict[str, Any]], DeltaChannel(_extend, snapshot_frequency=SNAPSHOT_EVERY // 4)
     ]
     # records of the tools tasks, which run side by side and cannot see `audit`: the next
-    # node chains them into it (review/audit_chain.py)
+    # node chains them into it (audit/chain.py)
     audit_pending: Annotated[list[dict[str, Any]], operator.add]
     review: dict[str, Any] | None  # the policy's verdicts, while a person decides the rest
     # the group of approved calls running and, for a model turn, the groups still to run,
@@ -81,7 +81,7 @@ class RunContext(ToolContext):
     # has none.
     journal: Any = None
     # seals what the review approves, for the tools node to check
-    # (review/approval_seals.ApprovalKey; None: a key for this process only)
+    # (review/store_key.ApprovalKey; None: a key for this process only)
     approval_key: Any = None
     # where the workspace is snapshotted around calls that may change files
     # (snapshots/call_snapshots.WorkspaceSnapshots; None: no snapshots, nothing to undo)

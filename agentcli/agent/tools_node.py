@@ -22,20 +22,15 @@ from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
 from agentcli.agent.plan.plan_task import run_task
-from agentcli.agent.review.approval_seals import (
-    NOT_APPROVED,
-    call_sealed,
-    key_of,
-    step_of,
-    thread_of,
-)
-from agentcli.agent.review.audit_records import audit_record
+from agentcli.agent.review.approval_seals import call_sealed, step_of, thread_of
 from agentcli.agent.review.cut_off_calls import ask_again, journal_key, settle
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import OFF, UNCONFINED, ran_under, would_confine
+from agentcli.audit.records import NOT_APPROVED, audit_record
 from agentcli.decisions import PLAN_RERUN_DECISIONS, RERUN_DECISIONS
 from agentcli.threads.call_journal import RunProcess
 from agentcli.threads.langgraph_internals import with_runtime
+from agentcli.threads.store_key import key_of
 
 
 def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph node
@@ -120,7 +115,7 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
 
 def _pending(update: dict[str, Any]) -> dict[str, Any]:
     """A tools task's update, its audit records left for the next node to chain (it cannot
-    see the thread's audit: review/audit_chain.py)."""
+    see the thread's audit: audit/chain.py)."""
     records = update.get("audit")
     rest = {k: v for k, v in update.items() if k != "audit"}
     return {**rest, "audit_pending": records} if records else rest

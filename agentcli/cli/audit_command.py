@@ -54,12 +54,14 @@ def audit(
     if ctx.invoked_subcommand is not None:
         return
     from agentcli.agent.outbound import settings_redactor
-    from agentcli.session.audit_log import entries, parse_since
+    from agentcli.audit.log import entries, parse_since
+    from agentcli.session import history
 
     when = parse_since(since) if since else None
     store = common.store(common.settings())
     redact = settings_redactor(common.settings())  # a key in the arguments does not leave
-    found = [e.redacted(redact.value) for e in entries(store, _threads(store, thread), when)]
+    read = history.reader(store)
+    found = [e.redacted(redact.value) for e in entries(read, _threads(store, thread), when)]
     if as_json:
         print(dumps([entry.as_dict() for entry in found], indent=2))
         return
@@ -92,12 +94,14 @@ def _short(args: Any, limit: int = 160) -> str:
 def verify(thread: ThreadOpt = None, *, common: Common) -> None:
     """Recompute every thread's audit chain: exit 1 with each changed, inserted or deleted
     record, else 0 with a one-line summary. Records older than the chain are not faults."""
-    from agentcli.agent.review.approval_seals import ApprovalKey
-    from agentcli.session.audit_verify import verify as verify_chains
+    from agentcli.audit.verify import verify as verify_chains
+    from agentcli.session import history
+    from agentcli.threads.store_key import ApprovalKey
 
     settings = common.settings()
     store = common.store(settings)
-    verdict = verify_chains(store, ApprovalKey.of_store(store), _threads(store, thread))
+    key, read = ApprovalKey.of_store(store), history.reader(store)
+    verdict = verify_chains(store, key, _threads(store, thread), read)
     for where, note in verdict.notes:
         print(line(f"thread {where}: {note}"))
     for where, fault in verdict.faults:
@@ -124,11 +128,12 @@ def suggest(
 ) -> None:
     """Propose [[approval.rules]] (TOML, ready to paste) for calls a person keeps approving
     by hand and never rejected or edited; never a rule that allows everything."""
-    from agentcli.session.audit_log import entries
-    from agentcli.session.audit_suggest import suggestions
+    from agentcli.audit.log import entries
+    from agentcli.audit.suggest import suggestions
+    from agentcli.session import history
 
     store = common.store(common.settings())
-    found = suggestions(entries(store, _threads(store, thread)), min_count)
+    found = suggestions(entries(history.reader(store), _threads(store, thread)), min_count)
     if not found:
         print(f"nothing to suggest: no call approved by hand {min_count} times or more")
         return

@@ -71,7 +71,7 @@ class Chat:
         return self._session
 
     def loop(self, message: str | None) -> None:
-        from agentcli.cli.recap import continues, show_recap
+        from agentcli.cli.continuing import continues, show_recap
         from agentcli.cli.slash_commands import run_command
 
         self.banner()
@@ -212,7 +212,7 @@ class Chat:
             scope = always_scope(s)
             with self.alarms.start(s, review):
                 if review.plan is not None:
-                    from agentcli.ui.plan_review import ask_plan_decisions
+                    from agentcli.ui.plan_screen import ask_plan_decisions
 
                     decisions = ask_plan_decisions(self.console, review, s.check_edit, s.workspace)
                 else:

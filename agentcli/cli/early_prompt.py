@@ -83,7 +83,7 @@ def start(
         store.hold(row.thread_id)  # one session per thread: ThreadBusy now, not later
     where = row.workspace if row is not None and common.workspace is None else str(workspace)
     if row is not None and common.workspace is None:
-        from agentcli.cli.recap import warn_if_gone
+        from agentcli.cli.continuing import warn_if_gone
 
         warn_if_gone(where, row.thread_id)
     starting = Starting(

@@ -107,7 +107,7 @@ def _threads(chat: Chat, arg: str) -> bool:
 def _switch(chat: Chat, arg: str) -> bool:
     if not arg:
         raise UsageError("/switch needs a thread id")
-    from agentcli.cli.recap import show_recap, warn_if_gone
+    from agentcli.cli.continuing import show_recap, warn_if_gone
     from agentcli.cli.session_opening import warn_expired
 
     s = chat.session
@@ -143,7 +143,7 @@ def _history(chat: Chat, arg: str) -> bool:
 )
 def _undo(chat: Chat, arg: str) -> bool:
     from agentcli.session.undo import apply_undo, left_as_they_are, plan_undo, restored_together
-    from agentcli.snapshots.call_snapshots import snapshots_of
+    from agentcli.undo.call_snapshots import snapshots_of
 
     s = local(chat, "/undo")
     if s.row is None or s.row.turns < 1 or arg.strip() not in ("", "--force"):

@@ -75,7 +75,7 @@ def mark_changes(settings: Any, row: ThreadRow, messages: list[Any], turns: list
     from pathlib import Path
 
     from agentcli.session.agent_changes import changed_files
-    from agentcli.snapshots.call_snapshots import snapshots_of
+    from agentcli.undo.call_snapshots import snapshots_of
 
     snapshots = snapshots_of(settings)
     if snapshots is None or not Path(row.workspace).is_dir():

@@ -180,7 +180,7 @@ def delete(
         raise
     from pathlib import Path
 
-    from agentcli.snapshots.call_snapshots import snapshots_of
+    from agentcli.undo.call_snapshots import snapshots_of
 
     if (snapshots := snapshots_of(common.settings())) is not None:
         snapshots.forget(row.thread_id, Path(row.workspace))
@@ -228,7 +228,7 @@ def fork(
 
     if restore_files:
         from agentcli.session.undo import apply_undo, left_as_they_are, plan_undo
-        from agentcli.snapshots.call_snapshots import snapshots_of
+        from agentcli.undo.call_snapshots import snapshots_of
 
         if at is None:
             raise UsageError("--restore-files needs --at N (the message to go back before)")
@@ -245,7 +245,7 @@ def fork(
             print(line(told), file=sys.stderr)
     else:
         from agentcli.session.undo import fork_thread
-        from agentcli.snapshots.call_snapshots import snapshots_of
+        from agentcli.undo.call_snapshots import snapshots_of
 
         settings = common.settings()
         store = common.store(settings)

@@ -14,7 +14,7 @@ from agentcli.terminal_text import line
 
 if TYPE_CHECKING:
     from agentcli.session.undo import UndoPlan
-    from agentcli.snapshots.file_modes import ModesPutBack
+    from agentcli.undo.file_modes import ModesPutBack
 
 
 @common_options()
@@ -43,7 +43,7 @@ def undo(
     """Put back the files the agent changed since before a message, and rewind the thread
     (on a fork; the thread it came from stays whole)."""
     from agentcli.session.undo import apply_undo, plan_undo
-    from agentcli.snapshots.call_snapshots import snapshots_of
+    from agentcli.undo.call_snapshots import snapshots_of
 
     if files_only and conversation_only:
         raise UsageError("--files-only and --conversation-only exclude each other")
@@ -98,7 +98,7 @@ def modes_done(done: ModesPutBack) -> list[str]:
 def describe(plan: UndoPlan, files: bool, force: bool) -> list[str]:
     """What the undo will do, a line each; refuses (before asking) what --force would need."""
     from agentcli.session.undo import left_as_they_are, restored_together
-    from agentcli.snapshots.rewind import ChangedSince
+    from agentcli.undo.rewind import ChangedSince
 
     out = [f"thread {plan.row.thread_id}: back to before message {plan.turn}"]
     restoration = plan.restoration
@@ -147,8 +147,8 @@ def diff(
 
     from agentcli.session import history
     from agentcli.session.agent_changes import turn_diff
-    from agentcli.snapshots.call_snapshots import snapshots_of
     from agentcli.ui.diff_text import diff_shown
+    from agentcli.undo.call_snapshots import snapshots_of
 
     settings = common.settings()
     store = common.store(settings)

@@ -7,7 +7,7 @@ AGENTCLI_MODEL, OPENAI_API_KEY ...), and so are its tools. The workspace is
 AGENTCLI_WORKSPACE, else the server's current directory.
 
 Every run's tool calls are journalled in the database the server's `storage.db` names
-(server/call_journal.py), so a call cut off by a server crash is asked about again, not re-run.
+(server/server_journal.py), so a call cut off by a server crash is asked about again, not re-run.
 
 A run's `context` may carry two things (everything else comes from the server's settings,
 whatever a client sends: see `context_schema`):
@@ -31,19 +31,18 @@ from typing import Any
 
 from langgraph.graph import StateGraph
 
-from agentcli.agent.graph import build_graph
+from agentcli.agent.agent_graph import build_graph
 from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.retries import Retries
 from agentcli.agent.outbound import guard_outbound
-from agentcli.agent.review.approval_seals import PROCESS_KEY, ApprovalKey
-from agentcli.agent.secrets import NEVER_PASS, hide_environment, session_redactor
+from agentcli.agent.run_context import run_context
+from agentcli.agent.secrets import hide_environment, session_redactor
 from agentcli.agent.state import RunContext
-from agentcli.agent.toolset.sandboxing import sandbox_of
 from agentcli.config import Settings, load_settings
 from agentcli.errors import ConfigError
 from agentcli.policy.approval_policy import Policy
-from agentcli.server.call_journal import ServerJournal
-from agentcli.snapshots.call_snapshots import snapshots_of
+from agentcli.server.server_journal import ServerJournal
+from agentcli.threads.store_key import PROCESS_KEY, ApprovalKey
 
 WORKSPACE_ENV = "AGENTCLI_WORKSPACE"
 
@@ -109,32 +108,15 @@ def server_context(
 
     A field added to RunContext later is the server's too: `ServerContext` copies every
     field from here but the client's (CLIENT_FIELDS), whatever a client sent for it."""
-    policy = client_policy(settings, None)
-    return RunContext(
+    return run_context(
+        settings,
         workspace=root,
-        shell_timeout=settings.shell_timeout,
-        max_output_chars=settings.max_output_chars,
-        allow_private_urls=settings.allow_private_urls,
-        url_check=policy.redirect_refusal,
-        env_passthrough=tuple(settings.env_passthrough),
-        env_never=NEVER_PASS,
+        policy=client_policy(settings, None),
         redactor=session_redactor(settings),
-        policy=policy,
-        max_steps=settings.max_steps,
-        max_invalid_turns=settings.max_invalid_turns,
-        max_replans=settings.max_replans,
-        system_prompt=settings.system_prompt,
+        journal=journal,
         approval_key=key,
-        from_clients=True,
-        journal=journal,  # tool calls journalled: a re-run after a crash asks
-        sandbox=sandbox_of(settings),
-        snapshots=snapshots_of(settings),
         context_window=settings.context_window or None,  # not asked of the model server here
-        compact=settings.compact,
-        compact_threshold=settings.compact_threshold,
-        compact_keep=settings.compact_keep,
-        tool_result_share=settings.tool_result_share,
-        answer_reserve=settings.answer_reserve,
+        from_clients=True,
     )
 
 

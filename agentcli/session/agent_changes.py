@@ -2,7 +2,7 @@
 them: by turn (undo, `agentcli diff`) and by call (`threads show`).
 
 The calls of each turn come from the thread's messages; each is matched, in order, to the
-snapshots recorded around it (snapshots/call_snapshots.py). Matching in order, not by id
+snapshots recorded around it (undo/call_snapshots.py). Matching in order, not by id
 alone, keeps turns apart on servers that give every turn's first call the same id.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.agent.plan.plan_tool import task_call_ids
-from agentcli.snapshots.call_snapshots import UNDO, CallChange, WorkspaceSnapshots
 from agentcli.threads.thread_rows import ThreadRow
+from agentcli.undo.call_snapshots import UNDO, CallChange, WorkspaceSnapshots
 
 AFTER_ALL = 1 << 30  # the turn given to an undo's record: later than any message
 

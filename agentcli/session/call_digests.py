@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcli.agent.review.approval_seals import canonical
 from agentcli.errors import UsageError
+from agentcli.threads.store_key import canonical
 
 DIGEST_CHARS = 12  # 48 bits of SHA-256: what a person copies; the thread id is in the hash
 _DIGEST = re.compile(f"[0-9a-f]{{{DIGEST_CHARS}}}")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from agentcli.agent.graph import build_graph
+from agentcli.agent.agent_graph import build_graph
 from agentcli.errors import UsageError
 from agentcli.threads.store import Store
 from agentcli.threads.thread_rows import ThreadRow
@@ -34,13 +35,14 @@ def _config(thread_id: str) -> dict[str, Any]:
 
 def values(store: Store, thread_id: str, reader: Any = None) -> dict[str, Any]:
     """The thread's latest state: messages, audit, allowed tools (`reader`: one compiled
-    graph for many threads, from `reader_of`)."""
+    graph for many threads, as `reader` keeps)."""
     return dict((reader or _reader(store)).get_state(_config(thread_id)).values)
 
 
-def reader_of(store: Store) -> Any:
-    """A graph that only reads the store's threads."""
-    return _reader(store)
+def reader(store: Store) -> Callable[[str], dict[str, Any]]:
+    """A thread's latest state by id, for reading many threads (one compiled graph)."""
+    graph = _reader(store)
+    return lambda thread_id: values(store, thread_id, graph)
 
 
 def turns(store: Store, thread_id: str) -> list[Turn]:
@@ -76,8 +78,8 @@ def fork(store: Store, row: ThreadRow, new_id: str, at: int | None) -> ThreadRow
 
 def _anchored(store: Store, row: ThreadRow) -> ThreadRow:
     """The fork's copy of its parent's audit chain, anchored where the copy ends."""
-    from agentcli.agent.review.approval_seals import ApprovalKey
-    from agentcli.session.audit_anchor import advance
+    from agentcli.audit.anchor import advance
+    from agentcli.threads.store_key import ApprovalKey
 
     audit = values(store, row.thread_id).get("audit", [])
     advance(store, ApprovalKey.of_store(store), row.thread_id, audit)

@@ -1,10 +1,10 @@
 """A thread's graph in this process, and what a local run is built from: the session's
 settings, tools, secrets and approval key, the chat model and the compiled graph (each made
-on first use), the RunContext the nodes read; and the thread's saved state read through
-the graph: what it waits on, and the review pending.
+on first use), the RunContext the nodes read (agent/run_context.py); and a thread's saved
+state read through the graph: what it waits on, and the review pending.
 
-The first layer of local.Session: run_loop.py drives the graph, review_answers.py answers
-its reviews, local.py holds the thread operations.
+One part of local.Session, beside run_loop.py (a run driven) and review_answers.py (a
+review answered).
 """
 
 from __future__ import annotations
@@ -16,18 +16,13 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
-from agentcli.agent.graph import build_graph
+from agentcli.agent.agent_graph import build_graph
 from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.retries import Retries
 from agentcli.agent.outbound import guard_outbound
 from agentcli.agent.plan import graph_steps
-from agentcli.agent.review.approval_seals import ApprovalKey
-from agentcli.agent.secrets import (
-    NEVER_PASS,
-    hide_environment,
-    redact_saved_errors,
-    session_redactor,
-)
+from agentcli.agent.run_context import run_context
+from agentcli.agent.secrets import hide_environment, redact_saved_errors, session_redactor
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import sandbox_of
 from agentcli.agent.waiting import waiting as waiting_on
@@ -35,17 +30,19 @@ from agentcli.config import Settings
 from agentcli.errors import UsageError
 from agentcli.events import ReviewRequest
 from agentcli.policy.approval_policy import Policy
-from agentcli.session.background_run import Background
 from agentcli.session.stream_events import review_in
-from agentcli.session.thread_session import ThreadSession
-from agentcli.snapshots.call_snapshots import snapshots_of
 from agentcli.threads.store import Store
-from agentcli.threads.thread_rows import ThreadRow, new_thread_id
+from agentcli.threads.store_key import ApprovalKey
 
 
-class LocalGraph(ThreadSession):
+class LocalGraph:
     """What a thread driven in this process runs with: its graph, its model, its tools, its
-    database; and its saved state, read through the graph."""
+    database; and the threads' saved state, read through the graph.
+
+    How the last run left a thread (its stream showed it) is kept per thread id: while the
+    session holds the thread's lock nothing else changes it, so a long chat reads the whole
+    thread once, when it is opened, not at every turn. Every write through here (a run, an
+    `update_state`) forgets what was kept."""
 
     def __init__(
         self,
@@ -53,7 +50,6 @@ class LocalGraph(ThreadSession):
         store: Store,
         policy: Policy,
         *,
-        workspace: Path | None = None,
         model: BaseChatModel | None = None,
         tools: Sequence[BaseTool] | None = None,
     ) -> None:
@@ -70,26 +66,25 @@ class LocalGraph(ThreadSession):
         hide_environment()
         # seals what the review approves, checked by the tools node (agent/review/approval_seals.py)
         self.approval_key = ApprovalKey.of_store(store)  # the store's: decided from anywhere
-        self.store: Store = store
+        self.store = store
         self.policy = policy
         self.sandbox = sandbox_of(settings)
-        self.workspace: Path = (workspace or Path.cwd()).resolve()
-        self.explicit_workspace = workspace is not None
         self.tools = {tool.name: tool for tool in tools}
         self._model = model
         self._graph: Any = None
-        self._run: Background | None = None
-        self.soft_ctrl_c = False  # chat: Ctrl-C stops the run and returns to the prompt
-        self.thread_id = new_thread_id()
-        self.row: ThreadRow | None = None
-        self._end: Any = None  # how the last run left the thread (see _known)
         self._window: int | None = None  # the model's context window; 0: unknown
+        self._known: dict[str, Any] = {}  # thread id: its state as the last run left it
 
     def model(self) -> BaseChatModel:
         """The chat model, made on first use: a bad model config fails here, before a run."""
         if self._model is None:
             self._model = make_model(self.settings)
         return self._model
+
+    def use_settings(self, settings: Settings) -> None:
+        """Another model's settings (/model): its client, graph and window made again."""
+        self.settings = settings
+        self._model = self._graph = self._window = None
 
     def prepare(self) -> None:
         """Make the model client and compile the graph now, not at the first message (the
@@ -122,70 +117,60 @@ class LocalGraph(ThreadSession):
             self._window = window
         return self._window or None
 
-    @property
-    def config(self) -> dict[str, Any]:
+    def config(self, thread_id: str) -> dict[str, Any]:
         limit = graph_steps(self.settings.max_steps, self.settings.max_replans)
-        return {"configurable": {"thread_id": self.thread_id}, "recursion_limit": limit}
+        return {"configurable": {"thread_id": thread_id}, "recursion_limit": limit}
 
-    def context(self, *, ask_window: bool = True) -> RunContext:
+    def context(self, workspace: Path, *, ask_window: bool = True) -> RunContext:
         """What the nodes read; `ask_window=False`: a run that asks no model (an expiry)
         does not ask the server for the context window either."""
-        if not self.workspace.is_dir():
-            raise UsageError(f"workspace {self.workspace} is not a directory")
+        if not workspace.is_dir():
+            raise UsageError(f"workspace {workspace} is not a directory")
         s = self.settings
-        return RunContext(
-            workspace=self.workspace,
-            shell_timeout=s.shell_timeout,
-            max_output_chars=s.max_output_chars,
-            allow_private_urls=s.allow_private_urls,
-            url_check=self.policy.redirect_refusal,
-            env_passthrough=tuple(s.env_passthrough),
-            env_never=NEVER_PASS,
-            redactor=self.redactor,
+        return run_context(
+            s,
+            workspace=workspace,
             policy=self.policy,
-            max_steps=s.max_steps,
-            max_invalid_turns=s.max_invalid_turns,
-            max_replans=s.max_replans,
-            system_prompt=s.system_prompt,
+            redactor=self.redactor,
             journal=self.store,
             approval_key=self.approval_key,
             sandbox=self.sandbox,
-            snapshots=snapshots_of(s),
             context_window=self.context_window() if ask_window else s.context_window or None,
-            compact=s.compact,
-            compact_threshold=s.compact_threshold,
-            compact_keep=s.compact_keep,
-            tool_result_share=s.tool_result_share,
-            answer_reserve=s.answer_reserve,
         )
 
-    def state(self) -> Any:
+    # -- a thread's saved state ----------------------------------------------------
+
+    def state(self, thread_id: str) -> Any:
         """The thread's saved state, read in full (every message deserialised)."""
-        return self.graph.get_state(self.config)
+        return self.graph.get_state(self.config(thread_id))
 
-    def values(self) -> dict[str, Any]:
-        return dict(self.state().values)
-
-    def _known(self) -> Any:
+    def known(self, thread_id: str) -> Any:
         """The thread's state as far as reviews and the index need it: `values` and
-        `interrupts`. While this session holds the thread's lock nothing else changes the
-        thread, so how the last run left it (its stream showed it) is still true: a long
-        chat reads the whole thread once, when it is opened, not at every turn."""
-        if self._end is None:
-            if self._run is not None:
-                self._run.wait()  # a run stopped by Ctrl-C may still be ending its step
-            self._end = self.state()
-        return self._end
+        `interrupts`, read once and then kept until something writes the thread."""
+        if thread_id not in self._known:
+            self._known[thread_id] = self.state(thread_id)
+        return self._known[thread_id]
 
-    def waiting(self, snapshot: Any = None) -> list[Any]:
+    def remember(self, thread_id: str, snapshot: Any) -> None:
+        """How a run just left the thread (its stream's last values)."""
+        self._known[thread_id] = snapshot
+
+    def forget(self, thread_id: str) -> None:
+        """The thread is being written: read it again when next needed."""
+        self._known.pop(thread_id, None)
+
+    def update_state(self, thread_id: str, values: dict[str, Any], as_node: str) -> None:
+        """Write `values` to the thread as if `as_node` had (a new checkpoint)."""
+        self.forget(thread_id)
+        self.graph.update_state(self.config(thread_id), values, as_node=as_node)
+
+    def waiting(self, thread_id: str, snapshot: Any = None) -> list[Any]:
         """What the thread waits on: its interrupts, then the questions its calls cut off
         by a crash will ask when their tasks run again (agent/review/cut_off_calls.py),
         found without running."""
-        known = snapshot or self._known()
-        return waiting_on(known, self.store, self.thread_id)
+        known = snapshot or self.known(thread_id)
+        return waiting_on(known, self.store, thread_id)
 
-    def pending(self, snapshot: Any = None) -> ReviewRequest | None:
-        """The calls of this thread waiting for a decision, if any."""
-        if self.row is None:
-            return None
-        return review_in(self.thread_id, (item.value for item in self.waiting(snapshot)))
+    def pending(self, thread_id: str, snapshot: Any = None) -> ReviewRequest | None:
+        """The calls of the thread waiting for a decision, if any."""
+        return review_in(thread_id, (item.value for item in self.waiting(thread_id, snapshot)))

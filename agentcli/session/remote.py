@@ -39,7 +39,7 @@ from agentcli.session.stream_events import (
     stop_reason,
     title_of,
 )
-from agentcli.session.thread_session import ThreadSession
+from agentcli.session.thread_session import ThreadSession, run_ended
 from agentcli.threads.on_server import GRAPH_ID, ServerThreads, connect, talking
 from agentcli.threads.thread_rows import ThreadRow, new_thread_id
 
@@ -229,7 +229,7 @@ class RemoteSession(ThreadSession):
         review = self.pending(state)
         limit = self.settings.max_invalid_turns
         stopped = None if review else stop_reason(state["values"], limit, self.thread_id)
-        yield from self.run_ended(review, stopped, seen.final, summary, seen.cut_off)
+        yield from run_ended(self.thread_id, review, stopped, seen.final, summary, seen.cut_off)
 
     def _record(self, seen: Translator, error: str | None, values: Any = None) -> None:
         """Keep the thread's metadata (its index entry) true: counts, tokens, the model."""

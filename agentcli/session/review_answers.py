@@ -1,6 +1,8 @@
 """Answering a local session's review: the decisions checked as the graph would check them
 before anything is sent, then sent to the interrupt that asked (or to the one a cut-off
 call will raise); edited arguments checked; a review decided by the session's policy.
+One part of local.Session: it answers the open thread's review, and the session's run loop
+carries the answer out.
 """
 
 from __future__ import annotations
@@ -12,26 +14,39 @@ from agentcli_tools.context import ToolContext
 from langgraph.types import Command
 
 from agentcli.agent.review.answers import UNCHANGED, checked, unchanged
-from agentcli.agent.review.approval_seals import UNSEALED, allowed_tools
+from agentcli.agent.review.approval_seals import allowed_tools
 from agentcli.agent.review.argument_check import validate_args
-from agentcli.agent.review.preconditions import precondition
+from agentcli.agent.review.precheck import precondition
+from agentcli.audit.records import UNSEALED
 from agentcli.decisions import Decision
 from agentcli.errors import AgentcliError, UsageError
 from agentcli.events import Done, Event, ReviewRequest
+from agentcli.session.local_graph import LocalGraph
+from agentcli.session.open_thread import OpenThread
 from agentcli.session.review_expiry import STOP_BEFORE, expiry_decisions, parked_since, waited
 from agentcli.session.run_loop import RunLoop
 from agentcli.session.stream_events import policy_decisions, review_in
 from agentcli.threads.thread_rows import ThreadStatus
 
 
-class ReviewAnswers(RunLoop):
+class ReviewAnswers:
     """The answers to a pending review: checked here, then run by the run loop."""
+
+    def __init__(self, engine: LocalGraph, thread: OpenThread, runs: RunLoop) -> None:
+        self.engine = engine
+        self.thread = thread
+        self.runs = runs
+
+    def _known(self) -> Any:
+        self.runs.wait_stopped()  # a run stopped by Ctrl-C may still be ending its step
+        return self.engine.known(self.thread.thread_id)
 
     def decide(self, decisions: list[Decision]) -> Iterator[Event]:
         """Answer the pending review (v1 HITL decisions, in the order of its calls)."""
+        engine, thread_id = self.engine, self.thread.thread_id
         answer: Any = {"decisions": decisions}
-        waiting = self.waiting()
-        shown = next(i for i in waiting if review_in(self.thread_id, [i.value]))
+        waiting = engine.waiting(thread_id, self._known())
+        shown = next(i for i in waiting if review_in(thread_id, [i.value]))
         if problem := self._refusal(answer, shown.value):  # as the graph would refuse it
             raise UsageError(problem)
         command: Command[Any] = Command(resume=answer)
@@ -46,8 +61,8 @@ class ReviewAnswers(RunLoop):
         pairs = zip(requests, decisions, strict=False)
         to_run = {r["id"] for r, d in pairs if d["type"] != "reject"}
         before = len(self._known().values.get("audit") or [])
-        self.store.update(self.thread_id, status=ThreadStatus.RUNNING)
-        return self._unless_refused(self._drive(command), to_run, before)
+        engine.store.update(thread_id, status=ThreadStatus.RUNNING)
+        return self._unless_refused(self.runs.drive(command), to_run, before)
 
     def _unless_refused(
         self, events: Iterator[Event], to_run: set[str], before: int
@@ -69,7 +84,7 @@ class ReviewAnswers(RunLoop):
                         raise AgentcliError(
                             f"the decision for call {record['call_id']} ({record.get('tool')})"
                             f" was refused and the call did not run: its review in thread"
-                            f" {self.thread_id} does not carry this store's seal (changed"
+                            f" {self.thread.thread_id} does not carry this store's seal (changed"
                             " outside agentcli's review); the model was told"
                         )
             yield event
@@ -78,33 +93,35 @@ class ReviewAnswers(RunLoop):
         """Deny the open thread's review if it waited past `[approval] expire_after`
         (review_expiry.py): the calls denied, or None. Runs the approve node only: the
         tools and the model wait for the thread's next run."""
-        if self.row is None or not self.settings.expire_after:
+        engine, thread_id = self.engine, self.thread.thread_id
+        if self.thread.row is None or not engine.settings.expire_after:
             return None
-        snapshot = self._end = self.state()
+        engine.forget(thread_id)
+        snapshot = engine.known(thread_id)
         if len(snapshot.interrupts) != 1:  # none, or tool tasks asking again after a crash
             return None
-        review = review_in(self.thread_id, [snapshot.interrupts[0].value])
+        review = review_in(thread_id, [snapshot.interrupts[0].value])
         seconds = waited(parked_since(snapshot))
-        decisions = expiry_decisions(self.settings, review, seconds) if review else None
+        decisions = expiry_decisions(engine.settings, review, seconds) if review else None
         if review is None or decisions is None:
             return None
         answer: Any = {"decisions": decisions}
         if problem := self._refusal(answer, snapshot.interrupts[0].value):
             raise UsageError(problem)  # a bug: a rejection is always a valid answer
-        context = self.context(ask_window=False)
-        self.store.update(self.thread_id, status=ThreadStatus.RUNNING)
+        context = engine.context(self.thread.workspace, ask_window=False)
+        engine.store.update(thread_id, status=ThreadStatus.RUNNING)
+        engine.forget(thread_id)
         try:
-            for _ in self.graph.stream(
+            for _ in engine.graph.stream(
                 Command(resume=answer),
-                self.config,
+                engine.config(thread_id),
                 context=context,
                 interrupt_before=STOP_BEFORE,
                 durability="sync",
             ):
                 pass
         finally:  # the index true to the saved state, however it ended
-            self._end = None
-            self._record(self.state(), [])
+            self.runs.record(engine.state(thread_id), [])
         return review
 
     def _refusal(self, answer: Any, request: dict[str, Any]) -> str | None:
@@ -120,7 +137,7 @@ class ReviewAnswers(RunLoop):
             checked(
                 answer,
                 calls,  # type: ignore[arg-type]
-                self.tools,
+                self.engine.tools,
                 allowed,
                 context=context,
                 confined=confined,
@@ -131,13 +148,15 @@ class ReviewAnswers(RunLoop):
 
     def policy_decisions(self, review: ReviewRequest) -> list[Decision] | None:
         """Decide a pending review by this session's policy, or None if a person must."""
-        allowed = allowed_tools(self.approval_key, self.thread_id, self._known().values)
-        return policy_decisions(self.policy, review, allowed, self.workspace)
+        engine, thread = self.engine, self.thread
+        allowed = allowed_tools(engine.approval_key, thread.thread_id, self._known().values)
+        return policy_decisions(engine.policy, review, allowed, thread.workspace)
 
     def check_edit(self, name: str, args: Any, original: Any = None) -> str | None:
         """Why the edited `args` cannot run, or review.UNCHANGED if they are `original`'s."""
-        tool = self.tools.get(name)
-        problem = validate_args(tool, args, list(self.tools), edited=True)
+        tools = self.engine.tools
+        tool = tools.get(name)
+        problem = validate_args(tool, args, list(tools), edited=True)
         if problem is None and original is not None and unchanged(tool, original, args):
             return UNCHANGED
         return problem or precondition(tool, args, self._precheck_context())
@@ -145,5 +164,6 @@ class ReviewAnswers(RunLoop):
     def _precheck_context(self) -> ToolContext:
         """What the tools' preconditions read (tools/preconditions.py): no run needed."""
         return ToolContext(
-            workspace=self.workspace, allow_private_urls=self.settings.allow_private_urls
+            workspace=self.thread.workspace,
+            allow_private_urls=self.engine.settings.allow_private_urls,
         )

@@ -1,7 +1,8 @@
 """The run loop of a local session: one graph run streamed as events, stopped by Ctrl-C
 mid-answer or between steps, its failures explained and redacted, and the thread index
 brought true to the saved state when it ends (the answers indexed for search, the usage,
-the status).
+the status). One part of local.Session: it drives the session's open thread through the
+session's LocalGraph.
 """
 
 from __future__ import annotations
@@ -11,31 +12,39 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentcli.agent.model.chat_model import explain
+from agentcli.audit.anchor import advance
 from agentcli.errors import AgentcliError, AnswerStopped, Interrupted
 from agentcli.events import AssistantMessage, Event, TextDelta, ToolResult
-from agentcli.session.audit_anchor import advance
 from agentcli.session.background_run import Background
 from agentcli.session.local_graph import LocalGraph
+from agentcli.session.open_thread import OpenThread
 from agentcli.session.stream_events import Translator, stop_reason
+from agentcli.session.thread_session import run_ended
 from agentcli.threads.langgraph_internals import Recall
 from agentcli.threads.thread_rows import ThreadStatus
 
 STOP_GRACE_S = 1.0  # after Ctrl-C mid-answer, how long the chat waits for the turn's end
 
 
-class RunLoop(LocalGraph):
-    """Drives the graph: `_drive` runs it from an input (a message, a resume, nothing)."""
+class RunLoop:
+    """Drives the graph: `drive` runs it from an input (a message, a resume, nothing)."""
 
-    def _drive(self, graph_input: Any) -> Iterator[Event]:
-        self.model()
-        if self._run is not None:
-            self._run.wait()
-        graph, config, context = self.graph, self.config, self.context()
+    def __init__(self, engine: LocalGraph, thread: OpenThread) -> None:
+        self.engine = engine
+        self.thread = thread
+        self._run: Background | None = None  # the run under way, or the last one
+
+    def drive(self, graph_input: Any) -> Iterator[Event]:
+        engine, thread_id = self.engine, self.thread.thread_id
+        engine.model()
+        self.wait_stopped()
+        graph, config = engine.graph, engine.config(thread_id)
+        context = engine.context(self.thread.workspace)
         context.cancel = threading.Event()
+        engine.forget(thread_id)  # until this run has ended cleanly: read the state if asked
         answers: list[str] = []  # indexed for search when the run ends (see _record)
         seen = Translator(answers.append)
         last_checkpoint: dict[str, Any] | None = None
-        self._end = None  # until this run has ended cleanly: read the state if asked
         try:
             stream = graph.stream(
                 graph_input,
@@ -46,7 +55,7 @@ class RunLoop(LocalGraph):
                 stream_mode=["updates", "custom", "values", "checkpoints"],
                 durability="sync",  # each step is on disk before the next one starts
             )
-            self._run = Background(stream, context.cancel if self.soft_ctrl_c else None)
+            self._run = Background(stream, context.cancel if self.thread.soft_ctrl_c else None)
             streaming = False  # the answer's text is coming
             try:
                 for mode, chunk in self._run:
@@ -69,30 +78,31 @@ class RunLoop(LocalGraph):
         except AnswerStopped:
             raise  # the thread is idle, its index written
         except AgentcliError as known:
-            known.args = (self.redactor(str(known)),)
-            self._record(self.state(), answers, str(known))
+            known.args = (engine.redactor(str(known)),)
+            self.record(engine.state(thread_id), answers, str(known))
             raise
         except Exception as exc:
-            error = explain(exc, self.settings) or AgentcliError(f"the run failed: {exc}")
-            error.args = (self.redactor(str(error)),)
-            self._record(self.state(), answers, str(error))
+            error = explain(exc, engine.settings) or AgentcliError(f"the run failed: {exc}")
+            error.args = (engine.redactor(str(error)),)
+            self.record(engine.state(thread_id), answers, str(error))
             raise error from exc
         except BaseException:  # Ctrl-C, or the consumer stopped reading: keep the index true
-            snapshot = self.state()
-            unfinished = snapshot.next and not self.pending(snapshot)
+            snapshot = engine.state(thread_id)
+            unfinished = snapshot.next and not engine.pending(thread_id, snapshot)
             cut = "interrupted before the run finished" if unfinished else None
-            self._record(snapshot, answers, cut)
+            self.record(snapshot, answers, cut)
             raise
-        final, summary = seen.final, seen.summary(self.settings)
-        saver = self.store.saver
+        final, summary = seen.final, seen.summary(engine.settings)
+        saver = engine.store.saver
         if last_checkpoint is not None and isinstance(saver, Recall):
             saver.remember(last_checkpoint["config"], last_checkpoint["values"])
-        self._end = snapshot = seen.end() or self.state()
-        review = self.pending(snapshot)
-        limit = self.settings.max_invalid_turns
-        stopped = None if review else stop_reason(snapshot.values, limit, self.thread_id)
-        self._record(snapshot, answers, stopped, seen.usage)
-        yield from self.run_ended(review, stopped, final, summary, seen.cut_off)
+        snapshot = seen.end() or engine.state(thread_id)
+        engine.remember(thread_id, snapshot)
+        review = engine.pending(thread_id, snapshot)
+        limit = engine.settings.max_invalid_turns
+        stopped = None if review else stop_reason(snapshot.values, limit, thread_id)
+        self.record(snapshot, answers, stopped, seen.usage)
+        yield from run_ended(thread_id, review, stopped, final, summary, seen.cut_off)
 
     def _stop_answer(self, seen: Translator, answers: list[str]) -> Iterator[Event]:
         """Ctrl-C while the answer streamed: the agent node ends the turn with the text so
@@ -102,11 +112,13 @@ class RunLoop(LocalGraph):
         for mode, chunk in self._run.rest(STOP_GRACE_S):
             if mode != "checkpoints":
                 yield from seen.events(mode, chunk)
+        engine, thread_id = self.engine, self.thread.thread_id
         if self._run.consumed:
-            self._end = snapshot = seen.end() or self.state()
-            self._record(snapshot, answers, None, seen.usage)
+            snapshot = seen.end() or engine.state(thread_id)
+            engine.remember(thread_id, snapshot)
+            self.record(snapshot, answers, None, seen.usage)
         else:  # the server holds the stream: the node ends the turn at its next chunk
-            self.store.update(self.thread_id, status=ThreadStatus.IDLE, last_error=None)
+            engine.store.update(thread_id, status=ThreadStatus.IDLE, last_error=None)
         raise AnswerStopped("interrupted: the answer was stopped; what was shown is kept")
 
     def stopping(self) -> bool:
@@ -121,7 +133,7 @@ class RunLoop(LocalGraph):
         to hurry if asked already. False when no run is under way."""
         return self._run is not None and self._run.stop()
 
-    def _record(
+    def record(
         self,
         snapshot: Any,
         answers: list[str],
@@ -131,17 +143,20 @@ class RunLoop(LocalGraph):
         """Keep the thread index true to the saved state, in one transaction when the run
         has ended: on SQLite a second writer during a run waits for the checkpointer's
         commits (a sleep of 1 ms or more each time), so the answers wait until now."""
+        engine, thread_id = self.engine, self.thread.thread_id
+        store, redactor = engine.store, engine.redactor
         if error:
             status = ThreadStatus.ERROR
+        elif engine.pending(thread_id, snapshot):
+            status = ThreadStatus.AWAITING_APPROVAL
         else:
-            status = ThreadStatus.AWAITING_APPROVAL if self.pending(snapshot) else ThreadStatus.IDLE
+            status = ThreadStatus.IDLE
         count = len(snapshot.values.get("messages", []))
-        turn = self.row.turns if self.row else 0
-        error = self.redactor(error) if error else error
-        with self.store.batch():
+        error = redactor(error) if error else error
+        with store.batch():
             for text in answers:
-                self.store.add_text(self.thread_id, turn, "assistant", self.redactor(text))
+                store.add_text(thread_id, self.thread.turn, "assistant", redactor(text))
             if usage:
-                self.store.add_usage(self.thread_id, usage)
-            self.store.update(self.thread_id, status=status, last_error=error, messages=count)
-            advance(self.store, self.approval_key, self.thread_id, snapshot.values.get("audit", []))
+                store.add_usage(thread_id, usage)
+            store.update(thread_id, status=status, last_error=error, messages=count)
+            advance(store, engine.approval_key, thread_id, snapshot.values.get("audit", []))

@@ -41,7 +41,7 @@ def settle_stale(store: Store) -> None:
 
 
 def _reader(store: Store) -> Any:
-    from agentcli.agent.graph import build_graph
+    from agentcli.agent.agent_graph import build_graph
 
     return build_graph(_no_model, []).compile(checkpointer=store.saver)
 

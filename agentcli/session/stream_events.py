@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from agentcli.agent.graph import steps_since_user
+from agentcli.agent.agent_graph import steps_since_user
 from agentcli.agent.model.chat_model import cost_usd
 from agentcli.agent.model.cut_off_answers import marked_cut_off
 from agentcli.config import Settings

@@ -4,7 +4,7 @@
 LangGraph server. Callers hold a ThreadSession and never ask which one it is: what only a
 local session can do is reached through `local()`, which a remote one refuses in one line.
 What both do alike is written here once: the refusal while calls await review, the check
-before resuming, and how a run's end becomes events.
+before resuming, and how a run's end becomes events (`run_ended`).
 """
 
 from __future__ import annotations
@@ -123,22 +123,24 @@ class ThreadSession(ABC):
         if self.row is None or not has_next:
             raise UsageError(f"thread {self.thread_id} has nothing to continue: give it a message")
 
-    def run_ended(
-        self,
-        review: ReviewRequest | None,
-        stopped: str | None,
-        final: str,
-        usage: dict[str, Any],
-        cut_off: object,
-    ) -> Iterator[Event]:
-        """The events a run's end gives: a review and `awaiting_approval`, a limit (raised
-        as RunStopped), or `done` (`incomplete` when the server cut the answer off)."""
-        if review is not None:
-            yield review
-            pending = review.action_requests
-            yield Done(self.thread_id, RunStatus.AWAITING_APPROVAL, final, usage, pending)
-            return
-        if stopped:
-            raise RunStopped(stopped)
-        status = RunStatus.INCOMPLETE if cut_off else RunStatus.DONE
-        yield Done(self.thread_id, status, final, usage)
+
+def run_ended(
+    thread_id: str,
+    review: ReviewRequest | None,
+    stopped: str | None,
+    final: str,
+    usage: dict[str, Any],
+    cut_off: object,
+) -> Iterator[Event]:
+    """The events a run's end gives, wherever it ran: a review and `awaiting_approval`, a
+    limit (raised as RunStopped), or `done` (`incomplete` when the server cut the answer
+    off)."""
+    if review is not None:
+        yield review
+        pending = review.action_requests
+        yield Done(thread_id, RunStatus.AWAITING_APPROVAL, final, usage, pending)
+        return
+    if stopped:
+        raise RunStopped(stopped)
+    status = RunStatus.INCOMPLETE if cut_off else RunStatus.DONE
+    yield Done(thread_id, status, final, usage)

@@ -10,10 +10,10 @@ from pathlib import Path
 from agentcli.errors import UsageError
 from agentcli.session import history
 from agentcli.session.agent_changes import changes_by_turn
-from agentcli.snapshots.call_snapshots import UNDO, CallChange, WorkspaceSnapshots, thread_ref
-from agentcli.snapshots.rewind import Restoration, plan, restore
 from agentcli.threads.store import Store
 from agentcli.threads.thread_rows import ThreadRow, new_thread_id
+from agentcli.undo.call_snapshots import UNDO, CallChange, WorkspaceSnapshots, thread_ref
+from agentcli.undo.rewind import Restoration, plan, restore
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Where each thread's audit chain ends, kept outside the checkpoint (migration 007).
 
-The chain (agent/review/audit_chain.py) proves each record follows the one before it, but
+The chain (agent/audit/chain.py) proves each record follows the one before it, but
 not that none were removed from the end: the anchor does. One row per thread: how many
 records the chain had, the last one's hash, and a seal over the two and the thread id made
 with the approval key, so that the row cannot be moved to a shorter chain without the key.

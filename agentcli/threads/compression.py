@@ -36,7 +36,7 @@ _VERSION = "00000000000000000000000000000000.0.0000000000000000"  # as the saver
 _MESSAGE = {"content": "", "additional_kwargs": {}, "response_metadata": {}}
 _CALL = {"name": "", "args": {}, "id": "call_", "type": "tool_call"}
 _SKELETONS: list[Any] = [  # the commonest last: zlib reaches nearer bytes more cheaply
-    {  # an audit record (agent/review/audit_records.py)
+    {  # an audit record (agent/audit/records.py)
         "call_id": "call_",
         "tool": "",
         "args": {},

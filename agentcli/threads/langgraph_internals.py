@@ -28,7 +28,7 @@ FORK_CHAIN_SQL, fork_tables: the savers' own tables, whose rows a fork copies
 
 persist_dev_state. The in-memory runtime of `langgraph dev` keeps threads, runs and
 checkpoints in memory and writes them to its .langgraph_api folder every 10 s; the server's
-call journal (server/call_journal.py) has it write them out before a tool call starts.
+call journal (server/server_journal.py) has it write them out before a tool call starts.
 
 The private names: `with_runtime` (where a running node finds its Runtime, agent/tools_node.py),
 `step_checkpoint` (the checkpoint a running task's step started from: undo's records),

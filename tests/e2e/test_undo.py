@@ -129,7 +129,7 @@ def test_conversation_only_leaves_the_files(agent: Agent) -> None:
     assert result.stdout.strip() != thread
     # deleting the thread drops its snapshot records
     from agentcli.config import Settings
-    from agentcli.snapshots.call_snapshots import WorkspaceSnapshots
+    from agentcli.undo.call_snapshots import WorkspaceSnapshots
 
     snapshots = WorkspaceSnapshots(Settings(db=agent.db).snapshots_dir)
     assert len(snapshots.changes(thread, agent.workspace)) == 3
@@ -196,7 +196,7 @@ def test_diff_shows_what_the_shell_command_changed(agent: Agent) -> None:
     thread = change_everything(agent)
     # each record names the thread's checkpoint its call's step started from
     from agentcli.config import Settings
-    from agentcli.snapshots.call_snapshots import WorkspaceSnapshots
+    from agentcli.undo.call_snapshots import WorkspaceSnapshots
 
     snapshots = WorkspaceSnapshots(Settings(db=agent.db).snapshots_dir)
     records = snapshots.changes(thread, agent.workspace)

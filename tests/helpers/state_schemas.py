@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
 
-import agentcli.agent.graph
+import agentcli.agent.agent_graph
 import agentcli.agent.review.node
 from agentcli.agent.state import AgentState, _extend
 from agentcli.threads.langgraph_internals import messages_delta_reducer
@@ -28,5 +28,5 @@ def snapshot_every(n: int) -> type:
 def use_snapshot_every(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
     """Graphs built from now on (in this test) keep a full copy every n updates."""
     schema = snapshot_every(n)
-    monkeypatch.setattr(agentcli.agent.graph, "AgentState", schema)
+    monkeypatch.setattr(agentcli.agent.agent_graph, "AgentState", schema)
     monkeypatch.setattr(agentcli.agent.review.node, "AgentState", schema)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.snapshots.call_snapshots import WorkspaceSnapshots
-from agentcli.snapshots.rewind import plan, restore
+from agentcli.undo.call_snapshots import WorkspaceSnapshots
+from agentcli.undo.rewind import plan, restore
 
 
 @pytest.fixture

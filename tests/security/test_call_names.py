@@ -181,7 +181,7 @@ def test_calls_of_one_answer_keep_a_name_each(agent: Agent, ids: list[str | None
 
 # Run as agentcli ran before ids were made safe: the model's ids stored as they came.
 BEFORE = (
-    "import sys; import agentcli.agent.graph as graph; graph.with_call_ids = lambda reply: reply;"
+    "import sys; import agentcli.agent.agent_graph as g; g.with_call_ids = lambda reply: reply;"
     " from agentcli.cli import main; sys.argv[0] = 'agentcli'; main()"
 )
 

@@ -24,8 +24,8 @@ from agentcli.agent.plan.plan_check import read_plan
 from agentcli.agent.plan.plan_task import run_task
 from agentcli.agent.plan.result_targets import moved
 from agentcli.agent.plan.substitution import references, substitute
-from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.policy.approval_policy import Policy, Rule
+from agentcli.threads.store_key import ApprovalKey
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
 

@@ -22,12 +22,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import InvalidUpdateError
 from langgraph.types import Command, Send
 
-from agentcli.agent.graph import build_graph
+from agentcli.agent.agent_graph import build_graph
 from agentcli.agent.plan.plan_run import advance, run_of, seal_plan
 from agentcli.agent.plan.plan_task import result_parts
-from agentcli.agent.review.approval_seals import NOT_APPROVED, PROCESS_KEY
+from agentcli.audit.records import NOT_APPROVED
 from agentcli.config import Settings
 from agentcli.server.graph import context_schema
+from agentcli.threads.store_key import PROCESS_KEY
 from tests.helpers.fakes import FakeChatModel, call, say
 from tests.unit.conftest import RAN, note, peek
 

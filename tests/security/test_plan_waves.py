@@ -21,7 +21,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
 
-from agentcli.agent.graph import build_graph
+from agentcli.agent.agent_graph import build_graph
 from agentcli.agent.state import RunContext
 from agentcli.policy.approval_policy import Policy
 from tests.helpers.fakes import FakeChatModel, call, say

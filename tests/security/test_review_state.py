@@ -19,17 +19,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END
 from langgraph.types import Command, Send
 
-from agentcli.agent.graph import build_graph
-from agentcli.agent.review.approval_seals import (
-    NOT_APPROVED,
-    PROCESS_KEY,
-    ApprovalKey,
-    seal_call,
-)
+from agentcli.agent.agent_graph import build_graph
+from agentcli.agent.review.approval_seals import seal_call
 from agentcli.agent.review.dismissed_calls import NOT_RUN
 from agentcli.agent.state import RunContext
+from agentcli.audit.records import NOT_APPROVED
 from agentcli.config import Settings
 from agentcli.server.graph import context_schema
+from agentcli.threads.store_key import PROCESS_KEY, ApprovalKey
 from tests.helpers.fakes import FakeChatModel, call, say
 from tests.unit.conftest import RAN, note
 

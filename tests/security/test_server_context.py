@@ -17,7 +17,7 @@ from agentcli_tools.shell import shell
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from agentcli.agent.graph import build_graph
+from agentcli.agent.agent_graph import build_graph
 from agentcli.agent.secrets import NEVER_PASS
 from agentcli.agent.state import RunContext
 from agentcli.config import Settings

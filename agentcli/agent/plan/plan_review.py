@@ -14,7 +14,6 @@ agent node to run (plan_run.py).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -33,7 +32,6 @@ from agentcli.agent.plan.plan_tool import planning
 from agentcli.agent.review.answers import ask, checked
 from agentcli.agent.review.approval_seals import (
     allowed_tools,
-    key_of,
     review_sealed,
     seal_review,
     step_of,
@@ -42,10 +40,11 @@ from agentcli.agent.review.approval_seals import (
 from agentcli.agent.review.interrupt_payload import review_request
 from agentcli.agent.review.node import Turn
 from agentcli.agent.review.pending_calls import vet
-from agentcli.agent.review.preconditions import precondition
+from agentcli.agent.review.precheck import precondition
 from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.toolset.sandboxing import unconfined_rule, would_confine
-from agentcli.agent.undo_snapshots import review_note
+from agentcli.threads.store_key import key_of
+from agentcli.undo.around_calls import review_note
 
 ONLY_CALL = "a plan call must be the only call of its turn: put every step in the plan"
 
@@ -131,7 +130,7 @@ def make_plan_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two node halve
         request = review_request(
             asking,
             sandbox=lambda c: ctx.sandbox.label() if c["id"] in confined else None,
-            undo=partial(review_note, ctx),
+            undo=lambda call: review_note(ctx, would_confine(ctx, call["name"]), call),
         )
         request["plan"] = plan_view(plan, call["id"], pending, review)
         _describe_tasks(request, plan)

@@ -37,8 +37,8 @@ from agentcli.agent.plan.plan_task import (
     result_parts,
     value,
 )
-from agentcli.agent.review.approval_seals import ApprovalKey
-from agentcli.agent.review.audit_records import audit_record
+from agentcli.audit.records import audit_record
+from agentcli.threads.store_key import ApprovalKey
 
 APPROVED, RUNNING, DROPPED = "approved", "running", "dropped"
 FINISHED = (DONE, FAILED, DROPPED, SKIPPED, REFUSED)

@@ -20,8 +20,8 @@ from langchain_core.messages import ToolMessage
 
 from agentcli.agent.plan.result_targets import moved
 from agentcli.agent.plan.substitution import substitute
-from agentcli.agent.review.approval_seals import ApprovalKey
-from agentcli.agent.review.audit_records import PEOPLE, audit_record
+from agentcli.audit.records import PEOPLE, audit_record
+from agentcli.threads.store_key import ApprovalKey
 
 DONE, FAILED, SKIPPED, REFUSED = "done", "failed", "skipped", "refused"
 SHELL_OK = "exit code 0"

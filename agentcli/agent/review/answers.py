@@ -18,7 +18,7 @@ from langgraph.types import interrupt
 from pydantic import BaseModel
 
 from agentcli.agent.review.argument_check import validate_args
-from agentcli.agent.review.preconditions import precondition
+from agentcli.agent.review.precheck import precondition
 from agentcli.agent.toolset.sandboxing import UNCONFINED
 from agentcli.decisions import DECISIONS
 from agentcli.policy.thread_rules import MAX_MATCH

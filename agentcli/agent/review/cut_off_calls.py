@@ -25,9 +25,9 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Interrupt
 
 from agentcli.agent.review.answers import ask, checked
-from agentcli.agent.review.audit_records import audit_record, decider, refusal_kind
 from agentcli.agent.review.interrupt_payload import review_request
 from agentcli.agent.state import RunContext
+from agentcli.audit.records import audit_record, decider, refusal_kind
 from agentcli.decisions import PLAN_RERUN_DECISIONS, RERUN_DECISIONS
 from agentcli.threads.call_journal import boot_id
 

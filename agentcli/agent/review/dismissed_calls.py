@@ -21,7 +21,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
 
-from agentcli.agent.review.audit_records import audit_record
+from agentcli.audit.records import audit_record
 
 NOT_RUN = (
     "not run: the review was left without a decision (dismissed by the client);"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
@@ -23,9 +22,7 @@ from langgraph.types import Command
 from agentcli.agent.model.storable_calls import UNKEPT
 from agentcli.agent.review.answers import ask, checked
 from agentcli.agent.review.approval_seals import (
-    ALTERED_BY,
     allowed_tools,
-    key_of,
     review_sealed,
     seal_review,
     seal_tool,
@@ -33,15 +30,16 @@ from agentcli.agent.review.approval_seals import (
     thread_of,
 )
 from agentcli.agent.review.argument_check import validate_args
-from agentcli.agent.review.audit_records import PEOPLE, audit_record, decider, refusal_kind
 from agentcli.agent.review.interrupt_payload import review_request
 from agentcli.agent.review.pending_calls import ALTERED, answered_ids, vet
-from agentcli.agent.review.preconditions import precondition
+from agentcli.agent.review.precheck import precondition
 from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.toolset.sandboxing import UNCONFINED, unconfined_rule, would_confine
-from agentcli.agent.undo_snapshots import review_note
+from agentcli.audit.records import ALTERED_BY, PEOPLE, audit_record, decider, refusal_kind
 from agentcli.policy.thread_rules import scoped_entry
 from agentcli.threads.langgraph_internals import step_checkpoint
+from agentcli.threads.store_key import key_of
+from agentcli.undo.around_calls import review_note
 
 # (ctx, key, thread, step, message, approved, unconfined, checkpoint) -> (goto, update):
 # the executor's start of a turn (agent/executor.py), passed in by the graph
@@ -186,7 +184,7 @@ def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 
         request = review_request(
             asking,
             sandbox=lambda c: ctx.sandbox.label() if c["id"] in confined else None,
-            undo=partial(review_note, ctx),
+            undo=lambda call: review_note(ctx, would_confine(ctx, call["name"]), call),
         )
         decisions = (
             ask(

@@ -18,7 +18,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 
-from agentcli.agent.review.approval_seals import canonical
+from agentcli.threads.store_key import canonical
 
 ALTERED = (
     "not run: the review of this call was changed from outside agentcli's review;"

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.agent.review.approval_seals import KEY_BYTES, KEY_FILE, KEY_NAME, ApprovalKey
 from agentcli.config import Settings
 from agentcli.errors import ConfigError
 from agentcli.threads.backends import open_store
+from agentcli.threads.store_key import KEY_BYTES, KEY_FILE, KEY_NAME, ApprovalKey
 
 LOADER = """
 import sys, time
 from pathlib import Path
-from agentcli.agent.review.approval_seals import ApprovalKey
+from agentcli.threads.store_key import ApprovalKey
 from agentcli.config import Settings
 from agentcli.threads.backends import open_store
 store = open_store(Settings(db=sys.argv[1]))  # the tables made: only the key is left to race

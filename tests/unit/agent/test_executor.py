@@ -17,9 +17,8 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from agentcli.agent.agent_graph import build_graph
 from agentcli.agent.executor import STOPPED, Job, collect, dispatch, in_order, turn_groups
-from agentcli.agent.graph import build_graph
-from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.state import RunContext
 from agentcli.config import Settings
 from agentcli.errors import Interrupted
@@ -27,8 +26,9 @@ from agentcli.events import Done
 from agentcli.policy.approval_policy import Policy
 from agentcli.session.local import Session
 from agentcli.session.undo import plan_undo, restored_together
-from agentcli.snapshots.call_snapshots import WorkspaceSnapshots
 from agentcli.threads.backends import open_store
+from agentcli.threads.store_key import ApprovalKey
+from agentcli.undo.call_snapshots import WorkspaceSnapshots
 from tests.helpers.fakes import FakeChatModel, call, say
 
 ORDER: list[str] = []

@@ -16,8 +16,8 @@ from agentcli.agent.plan.plan_check import Plan, read_plan
 from agentcli.agent.plan.plan_run import APPROVED, RUNNING, advance, run_of, seal_plan
 from agentcli.agent.plan.plan_task import DONE, result_parts, run_task
 from agentcli.agent.plan.substitution import references, substitute
-from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.policy.approval_policy import Policy, Rule
+from agentcli.threads.store_key import ApprovalKey
 
 
 @tool

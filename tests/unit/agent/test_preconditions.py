@@ -13,7 +13,7 @@ from agentcli_tools.registry import BUILTIN_TOOLS
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 
-from agentcli.agent.review.preconditions import precondition
+from agentcli.agent.review.precheck import precondition
 from agentcli.config import Settings
 from agentcli.events import ReviewRequest, ToolResult
 from agentcli.policy.approval_policy import Policy

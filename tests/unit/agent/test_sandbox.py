@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 
 from agentcli.agent.review.answers import decisions_in
-from agentcli.agent.review.approval_seals import PROCESS_KEY, call_sealed, seal_call
+from agentcli.agent.review.approval_seals import call_sealed, seal_call
 from agentcli.agent.toolset.sandboxing import unconfined_rule
 from agentcli.config import Settings, load_settings
 from agentcli.errors import ConfigError
 from agentcli.policy.approval_policy import Policy
+from agentcli.threads.store_key import PROCESS_KEY
 
 CALL = {"id": "call_1", "name": "shell", "args": {"command": "touch /x"}}
 

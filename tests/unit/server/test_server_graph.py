@@ -13,10 +13,10 @@ from langgraph.checkpoint.memory import InMemorySaver, PersistentDict
 from langgraph.graph import StateGraph
 from langgraph.types import Command
 
-from agentcli.agent.graph import build_graph
+from agentcli.agent.agent_graph import build_graph
 from agentcli.config import Settings
-from agentcli.server.call_journal import ServerJournal
 from agentcli.server.graph import context_schema
+from agentcli.server.server_journal import ServerJournal
 from agentcli.threads.langgraph_internals import persist_dev_state
 from tests.helpers import ROOT
 from tests.helpers.fakes import FakeChatModel, call, say
@@ -126,7 +126,7 @@ def test_the_dev_runtimes_state_is_written_out_before_a_call_starts(
 
 def test_the_servers_journal_answers_everything_the_tools_node_asks() -> None:
     """ServerJournal stands in for the store's journal: every CallJournal method is there."""
-    from agentcli.server.call_journal import ServerJournal
+    from agentcli.server.server_journal import ServerJournal
     from agentcli.threads.call_journal import CallJournal
 
     wanted = [name for name in vars(CallJournal) if not name.startswith("_")]

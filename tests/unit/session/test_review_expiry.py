@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
-from agentcli.agent.review.audit_records import decider, refusal_kind
+from agentcli.audit.records import decider, refusal_kind
 from agentcli.config import Settings
 from agentcli.decisions import EXPIRED_BY, Decide
 from agentcli.events import ReviewRequest

@@ -90,7 +90,7 @@ def test_native_mode_reads_no_text_calls(make) -> None:
 def test_text_mode_describes_the_tools_and_sends_results_back_as_text(make) -> None:
     s = make([hermes("peek", {"path": "a.txt"}), say("seen")], tool_calls="text")
     model = Binding(replies=s.model().replies, calls=[], bound=[])
-    s._model = model
+    s.engine._model = model  # the next run asks this one
     list(s.send("look"))
     list(s.decide([{"type": "approve"}]))
     assert model.bound == []  # no tools sent

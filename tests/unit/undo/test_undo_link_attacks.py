@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.errors import SnapshotError
-from agentcli.snapshots.call_snapshots import WorkspaceSnapshots, thread_ref
+from agentcli.undo.call_snapshots import WorkspaceSnapshots, thread_ref
 from tests.helpers.undo import call, files, snapshots, undo_all, workspace
 
 __all__ = ["snapshots", "workspace"]  # the fixtures

@@ -35,8 +35,7 @@ from agentcli.agent.plan.plan_review import make_plan_nodes
 from agentcli.agent.plan.plan_run import advance
 from agentcli.agent.plan.plan_tool import INSTRUCTIONS as PLAN_INSTRUCTIONS
 from agentcli.agent.plan.plan_tool import plan_tool, planning
-from agentcli.agent.review.approval_seals import allowed_tools, key_of, step_of, thread_of
-from agentcli.agent.review.audit_chain import chaining
+from agentcli.agent.review.approval_seals import allowed_tools, step_of, thread_of
 from agentcli.agent.review.dismissed_calls import reconcile
 from agentcli.agent.review.node import make_review_nodes
 from agentcli.agent.state import AgentState, RunContext
@@ -44,9 +43,11 @@ from agentcli.agent.text_calls.prompt import as_text, describe
 from agentcli.agent.text_calls.recovery import with_text_calls
 from agentcli.agent.text_calls.stream import HeldBack
 from agentcli.agent.tools_node import make_tools_node
+from agentcli.audit.chain import chaining
 from agentcli.errors import Interrupted
 from agentcli.threads.langgraph_internals import step_checkpoint
 from agentcli.threads.stopped_answer import INTERRUPTED, was_stopped
+from agentcli.threads.store_key import key_of
 
 SYSTEM = """You are agentcli, an assistant working in a terminal on the user's machine.
 Your workspace is {workspace}; file paths are relative to it and the shell runs there.

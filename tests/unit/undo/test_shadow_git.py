@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.snapshots.call_snapshots import WorkspaceSnapshots
-from agentcli.snapshots.rewind import ChangedSince, plan, restore
-from agentcli.snapshots.shadow_git import ShadowRepo
+from agentcli.undo.call_snapshots import WorkspaceSnapshots
+from agentcli.undo.rewind import ChangedSince, plan, restore
+from agentcli.undo.shadow_git import ShadowRepo
 from tests.helpers.undo import around
 
 
@@ -168,7 +168,7 @@ def test_the_persons_git_configuration_never_runs(
 def test_calls_of_a_group_run_side_by_side_and_one_record_holds_them_all(
     workspace: Path, snapshots: WorkspaceSnapshots
 ) -> None:
-    """The executor snapshots before and after a whole group (agent/undo_snapshots.py):
+    """The executor snapshots before and after a whole group (undo/around_calls.py):
     the calls run at the same time (each waits for the others to be running), and the one
     record holds each one's finished change, never a temporary file."""
     meeting = threading.Barrier(4, timeout=20)
@@ -197,7 +197,7 @@ def test_a_huge_change_is_refused_not_hashed(
     workspace: Path, snapshots: WorkspaceSnapshots, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from agentcli.errors import SnapshotError
-    from agentcli.snapshots import shadow_git
+    from agentcli.undo import shadow_git
 
     monkeypatch.setattr(shadow_git, "MAX_CHANGED_FILES", 3)
     for i in range(5):

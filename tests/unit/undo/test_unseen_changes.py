@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.snapshots.call_snapshots import UNSEEN_NAMED, WorkspaceSnapshots
-from agentcli.snapshots.rewind import plan, restore
+from agentcli.undo.call_snapshots import UNSEEN_NAMED, WorkspaceSnapshots
+from agentcli.undo.rewind import plan, restore
 from tests.helpers.undo import around
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentcli.agent.review.approval_seals import ApprovalKey
-from agentcli.agent.review.audit_chain import anchor_seal
+from agentcli.audit.chain import anchor_seal
 from agentcli.threads.store import Store
+from agentcli.threads.store_key import ApprovalKey
 
 
 def advance(store: Store, key: ApprovalKey, thread_id: str, audit: Sequence[Any]) -> bool:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentcli.audit.log import Entry, args_diff, parse_since
+from agentcli.audit.suggest import suggestions
 from agentcli.policy.allow_all import allows_everything
-from agentcli.session.audit_log import Entry, args_diff, parse_since
-from agentcli.session.audit_suggest import suggestions
 
 
 def entry(

@@ -1,15 +1,15 @@
 """`agentcli audit verify`: every thread's audit chain recomputed and checked against its
-anchor (agent/review/audit_chain.py says what the chain proves, and what it cannot)."""
+anchor (audit/chain.py says what the chain proves, and what it cannot)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from agentcli.agent.review.approval_seals import ApprovalKey
-from agentcli.agent.review.audit_chain import Fault, check
-from agentcli.session.history import reader_of, values
+from agentcli.audit.chain import Fault, check
 from agentcli.threads.store import Store
+from agentcli.threads.store_key import ApprovalKey
 
 
 @dataclass
@@ -23,10 +23,17 @@ class Verdict:
     notes: list[tuple[str, str]] = field(default_factory=list)
 
 
-def verify(store: Store, key: ApprovalKey, thread_ids: Iterable[str]) -> Verdict:
-    verdict, reader = Verdict(), reader_of(store)
+def verify(
+    store: Store,
+    key: ApprovalKey,
+    thread_ids: Iterable[str],
+    read: Callable[[str], Mapping[str, Any]],
+) -> Verdict:
+    """`read` gives a thread's latest state (session/history.py's `reader`); the anchors
+    are the store's."""
+    verdict = Verdict()
     for thread in thread_ids:
-        audit = values(store, thread, reader).get("audit") or []
+        audit = read(thread).get("audit") or []
         faults, notes = check(key, audit, store.audit_anchor(thread), thread)
         verdict.threads += 1
         verdict.unchained += len(notes)

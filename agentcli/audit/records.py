@@ -27,6 +27,11 @@ def audit_record(call: Any, decision: str, who: str, by: str, **extra: Any) -> d
 
 PEOPLE = ("person", "client")
 
+# what a record of agentcli's own refusal says in `by`: a call refused for its seals
+NOT_APPROVED = "refused: not approved. This call did not pass agentcli's review; it was not run."
+ALTERED_BY = "review changed from outside"  # the approve node did not believe the review
+UNSEALED = (ALTERED_BY, NOT_APPROVED)  # what agentcli refuses a decided call for: its seals
+
 
 def refusal_kind(who: str, by: str, feedback: bool) -> str:
     """How the audit names a decision that did not run its call: an expiry (agentcli's own,

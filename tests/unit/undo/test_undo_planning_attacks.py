@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.snapshots.call_snapshots import WorkspaceSnapshots
-from agentcli.snapshots.rewind import ChangedSince, plan, restore
+from agentcli.undo.call_snapshots import WorkspaceSnapshots
+from agentcli.undo.rewind import ChangedSince, plan, restore
 from tests.helpers.undo import call, snapshots, workspace
 
 __all__ = ["snapshots", "workspace"]  # the fixtures

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentcli.audit.log import Entry
 from agentcli.policy.call_scope import fits, proposed_match
-from agentcli.session.audit_log import Entry
 
 PERSON = ("person", "client")
 UNWANTED = ("rejected", "edited", "feedback")

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.errors import SnapshotError
-from agentcli.snapshots.file_modes import Modes, decode, encode, file_mode, keep_mode, modes_of
-from agentcli.snapshots.git_own_paths import refused
-from agentcli.snapshots.private_paths import exclude_pattern, relative
+from agentcli.undo.file_modes import Modes, decode, encode, file_mode, keep_mode, modes_of
+from agentcli.undo.git_own_paths import refused
+from agentcli.undo.private_paths import exclude_pattern, relative
 
 MAX_CHANGED_FILES = 100_000
 # the configuration git runs under: nothing of the person's, nothing that starts a program

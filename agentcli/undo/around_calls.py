@@ -1,7 +1,7 @@
 """Undo's snapshots around a group of calls the executor runs together, and what the review
 says about undo.
 
-The executor (executor.py) snapshots the workspace before a group of calls that may change
+The executor (agent/executor.py) snapshots the workspace before a group of calls that may change
 files and again once the whole group has run: one record holds the group (undo takes it
 back whole and says so). The workspace is not locked while the calls run, so calls of a
 group run side by side, shell commands included.
@@ -13,10 +13,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentcli.agent.toolset.sandboxing import would_confine
 from agentcli.errors import SnapshotError
-from agentcli.snapshots.call_snapshots import READ_ONLY_TOOLS, Taken
-from agentcli.snapshots.undo_limits import FILE_TOOLS, undo_limit
+from agentcli.undo.call_snapshots import READ_ONLY_TOOLS, Taken
+from agentcli.undo.undo_limits import FILE_TOOLS, undo_limit
 
 
 def changing(calls: Sequence[Mapping[str, Any]]) -> bool:
@@ -66,14 +65,15 @@ def after_group(
     return ""
 
 
-def review_note(ctx: Any, call: Mapping[str, Any]) -> str | None:
-    """What the review shows when this call's changes could not all be undone."""
+def review_note(ctx: Any, confined: bool, call: Mapping[str, Any]) -> str | None:
+    """What the review shows when this call's changes could not all be undone (`confined`:
+    the sandbox will confine this call, agent/toolset/sandboxing.would_confine)."""
     args = call["args"] if isinstance(call.get("args"), dict) else {}
     return undo_limit(
         getattr(ctx, "snapshots", None),
         Path(ctx.workspace),
         call["name"],
         args,
-        would_confine(ctx, call["name"]),
+        confined,
         tuple(getattr(getattr(ctx, "sandbox", None), "writable", ()) or ()),
     )

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentcli.config import Settings
-from agentcli.snapshots.call_snapshots import WorkspaceSnapshots, snapshots_of
-from agentcli.snapshots.rewind import plan, restore
+from agentcli.undo.call_snapshots import WorkspaceSnapshots, snapshots_of
+from agentcli.undo.rewind import plan, restore
 from tests.helpers.undo import around, call, files, snapshots, undo_all, workspace
 
 __all__ = ["snapshots", "workspace"]  # the fixtures
@@ -260,7 +260,7 @@ def test_a_hook_the_agent_writes_into_the_persons_git_is_named_before_and_after(
 ) -> None:
     """It cannot be taken back: the review says so before the call, and the call's record
     names it, so that undo says it did not restore it."""
-    from agentcli.snapshots.undo_limits import undo_limit
+    from agentcli.undo.undo_limits import undo_limit
 
     subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
     rel = ".git/hooks/pre-commit"

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.errors import AgentcliError
-from agentcli.snapshots.call_snapshots import UNDO, CallChange, WorkspaceSnapshots
-from agentcli.snapshots.file_modes import Modes, ModesPutBack, changed_modes, modes_now, put_back
-from agentcli.snapshots.shadow_git import ShadowRepo
+from agentcli.undo.call_snapshots import UNDO, CallChange, WorkspaceSnapshots
+from agentcli.undo.file_modes import Modes, ModesPutBack, changed_modes, modes_now, put_back
+from agentcli.undo.shadow_git import ShadowRepo
 
 
 class ChangedSince(AgentcliError):

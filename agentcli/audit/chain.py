@@ -3,7 +3,7 @@
 Every record a node appends to a thread's `audit` carries `prev`, the `hash` of the record
 before it in that thread (GENESIS for the first chained record), and `hash`, an HMAC over
 the record's canonical JSON with `prev` in it, made with the store's approval key
-(approval_seals.ApprovalKey; the leading "audit" keeps these apart from approval seals). So
+(store_key.ApprovalKey; the leading "audit" keeps these apart from approval seals). So
 a record changed, inserted, removed or moved in the checkpoint database no longer fits its
 neighbours, and a new one cannot be made to fit without the key, which only those who can
 read the store's `agentcli_secrets` table have. The thread id is not
@@ -31,7 +31,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Overwrite
 
-from agentcli.agent.review.approval_seals import ApprovalKey, canonical, key_of
+from agentcli.threads.store_key import ApprovalKey, canonical, key_of
 
 GENESIS = "genesis"
 

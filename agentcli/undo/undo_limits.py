@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.errors import SnapshotError
-from agentcli.snapshots.call_snapshots import READ_ONLY_TOOLS, WorkspaceSnapshots
-from agentcli.snapshots.git_own_paths import nested_repository, writes_into_git
+from agentcli.undo.call_snapshots import READ_ONLY_TOOLS, WorkspaceSnapshots
+from agentcli.undo.git_own_paths import nested_repository, writes_into_git
 
 FILE_TOOLS = ("write_file", "edit_file")
 SHELL = "shell"

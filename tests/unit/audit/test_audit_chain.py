@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 from langgraph.types import Command, Overwrite
 
-from agentcli.agent.review.approval_seals import ApprovalKey
-from agentcli.agent.review.audit_chain import GENESIS, anchor_seal, chain, chaining, check
+from agentcli.audit.chain import GENESIS, anchor_seal, chain, chaining, check
+from agentcli.threads.store_key import ApprovalKey
 
 KEY = ApprovalKey(b"k" * 32)
 OTHER = ApprovalKey(b"o" * 32)

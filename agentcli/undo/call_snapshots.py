@@ -25,8 +25,8 @@ from typing import Any
 
 from agentcli.config import Settings
 from agentcli.errors import SnapshotError
-from agentcli.snapshots.git_own_paths import writes_into_git
-from agentcli.snapshots.shadow_git import ShadowRepo, Snapshot
+from agentcli.undo.git_own_paths import writes_into_git
+from agentcli.undo.shadow_git import ShadowRepo, Snapshot
 
 # tools that never change a file: no snapshot around them
 READ_ONLY_TOOLS = frozenset({"read_file", "list_dir", "search_files", "fetch_url", "calculator"})

@@ -18,11 +18,9 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
-from agentcli.agent.review.approval_seals import NOT_APPROVED
+from agentcli.audit.records import NOT_APPROVED
 from agentcli.config.durations import parse_duration
 from agentcli.errors import UsageError
-from agentcli.session.history import reader_of, values
-from agentcli.threads.store import Store
 
 
 @dataclass(frozen=True)
@@ -69,13 +67,17 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-def entries(store: Store, threads: Mapping[str, str], since: datetime | None = None) -> list[Entry]:
-    """The decisions of these threads (id: workspace), oldest first (`since`: at or after)."""
-    reader = reader_of(store)
+def entries(
+    read: Callable[[str], Mapping[str, Any]],
+    threads: Mapping[str, str],
+    since: datetime | None = None,
+) -> list[Entry]:
+    """The decisions of these threads (id: workspace), oldest first (`since`: at or after);
+    `read` gives a thread's latest state (session/history.py's `reader`)."""
     found = [
         entry
         for thread, workspace in threads.items()
-        for entry in thread_entries(thread, workspace, values(store, thread, reader))
+        for entry in thread_entries(thread, workspace, read(thread))
     ]
     if since is not None:
         found = [e for e in found if (_when(e.at) or since) >= since]

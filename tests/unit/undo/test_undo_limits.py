@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.snapshots.call_snapshots import WorkspaceSnapshots
-from agentcli.snapshots.undo_limits import undo_limit
+from agentcli.undo.call_snapshots import WorkspaceSnapshots
+from agentcli.undo.undo_limits import undo_limit
 
 
 @pytest.fixture
