@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from agentcli_tools.plurals import counted
 from rich.text import Text
 
 from agentcli.errors import AgentcliError, UsageError
@@ -156,7 +157,7 @@ def _undo(chat: Chat, arg: str) -> bool:
     restored = plan.restoration.paths if plan.restoration else []
     if restored:
         shown = ", ".join(restored[:10]) + (" ..." if len(restored) > 10 else "")
-        say(chat, f"restored {len(restored)} file{'s' * (len(restored) != 1)}: {shown}")
+        say(chat, f"restored {counted(len(restored), 'file')}: {shown}")
         for told in restored_together(plan):
             say(chat, told)
     for told in left_as_they_are(plan):

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from agentcli_tools.plurals import counted
+
 from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.review.audit_chain import Fault, check
 from agentcli.session.history import reader_of, values
@@ -34,6 +36,6 @@ def verify(store: Store, key: ApprovalKey, thread_ids: Iterable[str]) -> Verdict
         verdict.faults += [(thread, fault) for fault in faults]
         if notes:
             verdict.notes.append(
-                (thread, f"{len(notes)} record(s) unchained (older than the audit chain)")
+                (thread, f"{counted(len(notes), 'record')} unchained (older than the audit chain)")
             )
     return verdict

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from agentcli_tools.plurals import counted, plural
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.panel import Panel
@@ -122,7 +123,8 @@ def cut_off_note(event: AnswerCutOff) -> str:
     }.get(event.reason, event.reason)
     note = f"warning: the answer was cut off: {why}"
     if event.dropped_calls:
-        note += f"; its cut-off call(s) did not run: {', '.join(event.dropped_calls)}"
+        calls = plural("call", len(event.dropped_calls))
+        note += f"; its cut-off {calls} did not run: {', '.join(event.dropped_calls)}"
     return note
 
 
@@ -150,7 +152,8 @@ def fold(result: ToolResult) -> Text:
     text = outcome_mark(result.status)
     text.append(" ")
     text.append_text(safe_line(result.name, style))
-    text.append(f" ({len(lines)} lines, {len(result.content)} chars)\n", style="dim")
+    size = f"{counted(len(lines), 'line')}, {counted(len(result.content), 'char')}"
+    text.append(f" ({size})\n", style="dim")
     for number, shown in enumerate(body[:shown_lines]):
         text.append("\n  " if number else "  ", style="dim")
         text.append_text(safe_line(_clip(shown, width), "dim", tabs=True))  # output: layout

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agentcli_tools.plurals import counted
 from rich.text import Text
 
 from agentcli.ui.safe_text import safe, safe_line, styled
@@ -27,7 +28,7 @@ def recap(entries: list[dict[str, Any]], thread_id: str) -> list[Text]:
     starts = [index for index, entry in enumerate(entries) if entry["role"] == "user"]
     first = starts[-EXCHANGES] if len(starts) > EXCHANGES else 0
     earlier = max(len(starts) - EXCHANGES, 0)
-    about = f"{earlier} earlier exchange(s) not shown: " if earlier else ""
+    about = f"{counted(earlier, 'earlier exchange')} not shown: " if earlier else ""
     lines = [styled((f"── so far ({about}agentcli threads show {thread_id} shows all)", "dim"))]
     for entry in entries[first:]:
         if entry["text"]:

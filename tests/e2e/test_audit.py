@@ -110,7 +110,7 @@ def test_verify_catches_a_deleted_last_record(agent: Agent) -> None:
     assert len(json.loads(agent.run("audit", "--json").stdout)) == 1  # it is gone
     caught = agent.run("audit", "verify", "--thread", first["thread_id"])
     assert caught.returncode == 1
-    assert "deleted: 1 record(s) at the end" in caught.stdout
+    assert "deleted: 1 record at the end" in caught.stdout
 
 
 def test_suggest_proposes_a_scoped_rule_and_never_an_interpreter(agent: Agent) -> None:

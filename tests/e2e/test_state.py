@@ -234,7 +234,7 @@ def test_resume_shows_the_last_exchanges_safely(agent: Agent) -> None:
     chat.expect(PROMPT)
     rows = chat.rows()
     shown = "\n".join(rows)
-    assert f"1 earlier exchange(s) not shown: agentcli threads show {thread}" in shown
+    assert f"1 earlier exchange not shown: agentcli threads show {thread}" in shown
     assert "you: question one" not in rows and "answer one" not in shown
     assert "  ▸ read_file path=README.md (approved)" in rows
     order = [shown.index(t) for t in ("question two", "answer two", "question three")]
