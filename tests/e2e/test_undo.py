@@ -317,3 +317,19 @@ def test_a_confined_command_cannot_touch_agentclis_data_in_the_workspace(agent: 
     undone = agent.run("undo", thread, "--to", "1", "--yes")
     assert undone.returncode == 0, undone.stderr
     assert (home / "notes.txt").read_text() == "mine\n"
+
+
+def test_only_calls_that_may_change_files_say_they_cannot_be_undone(agent: Agent) -> None:
+    """A command that only reads (`ls -la`) has nothing to undo: its review says nothing
+    about ignored files. One that may write, or that the check cannot read word for word,
+    still does."""
+    (agent.workspace / ".gitignore").write_text("build/\n")
+    readers = ["ls -la", "ls -la | wc -l && cat .gitignore", "grep -rn x . ; du -sh ."]
+    writers = ["touch new.txt", "ls -la > list.txt", "./ls -la", "ls $(touch y)", "sort -o a b"]
+    agent.server.push(tool_calls(*(("shell", {"command": c}) for c in readers + writers)))
+    parked = agent.run("run", "look around", "-o", "json")
+    assert parked.returncode == 3, parked.stderr
+    notes = {r["args"]["command"]: r.get("undo") for r in json.loads(parked.stdout)["pending"]}
+    assert {c: notes[c] for c in readers} == dict.fromkeys(readers)
+    for command in writers:
+        assert "changes to ignored files" in notes[command], command
