@@ -96,7 +96,7 @@ def written_text(example: str, target: Path) -> str:
     header = [
         f"# agentcli configuration, written by `agentcli config init` to {where}.",
         f"# {_who_reads(target)}",
-        "# Every key is optional; the values below are the defaults unless marked \"example\".",
+        '# Every key is optional; the values below are the defaults unless marked "example".',
         "# Precedence: flags > environment > this file > defaults. Unknown keys are an error,",
         "# so a typo never passes silently; every problem is reported at once.",
     ]

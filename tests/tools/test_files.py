@@ -37,7 +37,7 @@ def test_read_file_offset_past_end(tool_env: ToolEnv) -> None:
     (tool_env.workspace / "a.txt").write_text("one\n")
     message = tool_env(read_file, path="a.txt", offset=5)
     assert message.status == "error"
-    assert "past the end" in message.content and "1 lines" in message.content
+    assert "past the end" in message.content and "(1 line)" in message.content
 
 
 def test_read_file_long_file_is_cut_with_offset_hint(tool_env: ToolEnv) -> None:

@@ -28,7 +28,7 @@ def test_plain_lines_of_reading_programs_only_read(command: str) -> None:
         "ls && rm -rf x",  # one writer in the line
         "find . -delete",  # runs and deletes
         "cat <(touch x)",  # a process substitution
-        "ls; python3 -c 'open(\"x\",\"w\")'",
+        'ls; python3 -c \'open("x","w")\'',
         "f() { touch x; }; f",
         "ls\ntouch x",
     ],
