@@ -84,6 +84,7 @@ def attach(text: str, workspace: Path) -> tuple[str, list[WorkspaceText], list[s
 
 
 MAX_COMPLETIONS = 200
+MAX_SCANNED = 20_000  # entries of one folder read for a completion
 
 
 def completions(workspace: Path, typed: str) -> list[str]:
@@ -105,7 +106,9 @@ def completions(workspace: Path, typed: str) -> list[str]:
     found: list[str] = []
     try:
         with os.scandir(base) as entries:
-            for entry in entries:
+            for seen, entry in enumerate(entries):
+                if seen >= MAX_SCANNED:  # a huge folder: Tab stays quick
+                    break
                 name = entry.name
                 if not name.startswith(prefix) or (name[0] == "." and not prefix.startswith(".")):
                     continue

@@ -137,6 +137,9 @@ def test_at_paths_complete_inside_the_workspace_only(tmp_path: Path) -> None:
     (work / ".env").write_text("")
     (work / "evil\x1b[2Jname").write_text("")  # would not show as itself: not offered
     (work / "with space").write_text("")
+    (work / "txt.exe\u202eno").write_text("")  # a bidi override: shown reversed
+    (work / "no\u200btes.txt").write_text("")  # a zero-width space: looks like notes.txt
+    (work / "nl\nname").write_text("")
     (tmp_path / "secret.txt").write_text("")
     (work / "out").symlink_to(tmp_path)  # a link out: listed, never entered
     complete = attachments.completions
