@@ -163,11 +163,11 @@ class Chat:
         except UsageError as exc:
             self.error(exc)
             return True
-        for note in unknown:  # `@word: why`
-            self.console.print(styled((f"{note}: nothing attached (sent as typed)", "yellow")))
         for found in files:
             cut = f", cut to its first {MAX_BYTES:,}" if found.cut else ""
             self.console.print(styled((f"attached {found.rel} ({found.size:,} bytes{cut})", "dim")))
+        for note in unknown:  # `@word: why`
+            self.console.print(styled((f"{note}: nothing attached (sent as typed)", "yellow")))
         if self.shell_runs:
             text += "\n\n" + "\n\n".join(ran.for_model() for ran in self.shell_runs)
             self.shell_runs = []

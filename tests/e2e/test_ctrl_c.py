@@ -151,4 +151,5 @@ def test_a_stopped_commands_output_stays_on_the_screen(agent: Agent) -> None:
     assert kept in rows, rows
     at = rows.index(kept)
     assert rows[at + 1 : at + 5] == ["  line4", "  line5", "  line6", "  ready"], rows
-    leave(child)
+    child.sendline("/exit")  # at the prompt seen above
+    ended(child)

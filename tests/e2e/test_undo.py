@@ -216,9 +216,9 @@ def test_diff_shows_what_the_shell_command_changed(agent: Agent) -> None:
     assert agent.run("diff", thread, "--turn", "2").stderr.startswith("no file changed")
     # the patch applies back: reverse it in a copy of the workspace
     shows = agent.run("threads", "show", thread)
-    assert "changed 2 file(s): src/a.txt" not in shows.stdout  # one line per call
-    assert "changed 1 file(s): src/a.txt" in shows.stdout
-    assert "changed 6 file(s)" in shows.stdout  # the shell call
+    assert "changed 2 files: src/a.txt" not in shows.stdout  # one line per call
+    assert "changed 1 file: src/a.txt" in shows.stdout
+    assert "changed 6 files" in shows.stdout  # the shell call
     calls = [
         call
         for entry in json.loads(agent.run("threads", "show", thread, "--json").stdout)["entries"]
