@@ -135,7 +135,10 @@ def test_ctrl_c_at_the_review_is_quit_on_a_line_of_its_own(agent: Agent) -> None
 def test_a_stopped_commands_output_stays_on_the_screen(agent: Agent) -> None:
     """Ctrl-C while a shell command runs: the lines it printed, shown live under the status
     line, stay on the screen once it is stopped (they are not wiped with the status)."""
-    command = 'for i in 1 2 3 4 5 6; do echo line$i; done; echo re""ady; sleep 60'
+    command = (  # its output holds a title-setting escape: a mark on the screen, kept too
+        'for i in 1 2 3 4 5; do echo line$i; done; printf "bad\\033]0;t\\007end\\n";'
+        ' echo re""ady; sleep 60'
+    )
     agent.server.push(tool_calls(("shell", {"command": command})), text("unused"))
     child = agent.spawn("chat", "-y", "count", env={"NO_COLOR": ""})  # the live view
     child.setwinsize(40, 120)
@@ -150,6 +153,8 @@ def test_a_stopped_commands_output_stays_on_the_screen(agent: Agent) -> None:
     kept = "running shell: stopped; what it printed last:"
     assert kept in rows, rows
     at = rows.index(kept)
-    assert rows[at + 1 : at + 5] == ["  line4", "  line5", "  line6", "  ready"], rows
+    expected = ["  line4", "  line5", "  bad⟦ESC⟧]0;t⟦BEL⟧end", "  ready"]
+    assert rows[at + 1 : at + 5] == expected, rows
+    assert screen.title == ""  # the escape was shown, never obeyed
     child.sendline("/exit")  # at the prompt seen above
     ended(child)
