@@ -10,6 +10,7 @@ from .file_guard import guard
 from .fileio import open_folder
 from .output import cap_output
 from .paths import locate
+from .plurals import counted, plural
 from .preconditions import path_inside
 from .typed_paths import typed_relative
 
@@ -63,11 +64,15 @@ def list_dir(runtime: Runtime, path: str = ".") -> str:
     finally:
         os.close(fd)
     rows.sort(key=lambda row: (row[0], row[1].lower(), row[1]))
-    lines = [f"{shown}: {len(rows)} entries"] + [row[2] for row in rows[:MAX_LIST_ENTRIES]]
+    lines = [f"{shown}: {counted(len(rows), 'entry')}"] + [
+        row[2] for row in rows[:MAX_LIST_ENTRIES]
+    ]
     if len(rows) > MAX_LIST_ENTRIES:
         lines.append(f"[... {len(rows) - MAX_LIST_ENTRIES} more entries not shown]")
     if hidden:
-        lines.append(f"[{hidden} more entries not shown: the approval rules protect them]")
+        lines.append(
+            f"[{hidden} more {plural('entry', hidden)} not shown: the approval rules protect them]"
+        )
     return cap_output("\n".join(lines), context.max_output_chars)
 
 

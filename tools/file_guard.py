@@ -15,6 +15,7 @@ from collections.abc import Callable
 from .base import ToolError
 from .context import ToolContext
 from .paths import Located
+from .plurals import counted
 from .typed_paths import typed_relative
 
 
@@ -39,4 +40,6 @@ def interrupted(tool: str) -> ToolError:
 
 def binary_error(shown: str, info: os.stat_result) -> ToolError:
     size = info.st_size
-    return ToolError(f"'{shown}' is a binary file ({size} bytes); only text files can be read")
+    return ToolError(
+        f"'{shown}' is a binary file ({counted(size, 'byte')}); only text files can be read"
+    )

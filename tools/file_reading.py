@@ -10,6 +10,7 @@ from .file_guard import binary_error, guard, interrupted
 from .fileio import chunks, looks_binary, open_regular
 from .output import cap_output
 from .paths import locate
+from .plurals import counted
 from .preconditions import path_inside
 
 DEFAULT_READ_LINES = 2000
@@ -129,7 +130,7 @@ def read_file(
     if total == 0:
         return f"'{shown}' is empty"
     if total is not None and offset > total:
-        raise ToolError(f"offset {offset} is past the end of '{shown}' ({total} lines)")
+        raise ToolError(f"offset {offset} is past the end of '{shown}' ({counted(total, 'line')})")
     last = offset + len(out) - 1
     if total is None:
         out.append(

@@ -6,6 +6,7 @@ from .base import Runtime, ToolError, builtin_tool, context_of
 from .file_guard import binary_error, guard
 from .fileio import looks_binary, open_regular, read_all, write_atomic
 from .paths import locate
+from .plurals import counted
 from .preconditions import path_inside
 
 MAX_EDIT_BYTES = 20_000_000  # edit_file holds the file in memory: bigger ones are refused
@@ -13,7 +14,7 @@ MAX_EDIT_BYTES = 20_000_000  # edit_file holds the file in memory: bigger ones a
 
 def _summary(verb: str, shown: str, data: bytes) -> str:
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-    return f"{verb} '{shown}' ({lines} lines, {len(data)} bytes)"
+    return f"{verb} '{shown}' ({counted(lines, 'line')}, {counted(len(data), 'byte')})"
 
 
 @builtin_tool(precheck=path_inside)
@@ -72,4 +73,6 @@ def edit_file(path: str, old_text: str, new_text: str, runtime: Runtime) -> str:
         new = text.replace(old_text, new_text, 1)
         write_atomic(found, new.encode("utf-8", "surrogateescape"))
     old_lines, new_lines = old_text.count("\n") + 1, new_text.count("\n") + 1
-    return f"edited '{shown}' at line {line}: replaced {old_lines} line(s) with {new_lines}"
+    return (
+        f"edited '{shown}' at line {line}: replaced {counted(old_lines, 'line')} with {new_lines}"
+    )

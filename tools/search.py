@@ -27,6 +27,7 @@ from .context import ToolContext
 from .fileio import looks_binary, open_folder, open_regular, read_all
 from .output import cap_output
 from .paths import Located, locate, open_dir
+from .plurals import counted
 from .preconditions import path_inside
 from .typed_paths import typed_relative
 
@@ -236,5 +237,5 @@ def search_files(pattern: str, runtime: Runtime, path: str = ".", glob: str | No
     if total > len(results):
         results.append(f"[{len(results)} of {total} matches shown; {hint}]")
     else:
-        results.append(f"[{total} matches]")
+        results.append(f"[{counted(total, 'match')}]")
     return cap_output("\n".join(results), context.max_output_chars, hint=hint)

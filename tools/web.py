@@ -15,6 +15,7 @@ from .context import ToolContext
 from .deadline import Deadline, DeadlineTransport, Stopped
 from .decoding import ACCEPT_ENCODING, Undecodable, decoder_for
 from .output import cap_output
+from .plurals import counted
 from .preconditions import url_reachable
 from .urls import IPAddress, Target, UnsafeURL, parse_url
 
@@ -191,7 +192,7 @@ def fetch_url(url: str, runtime: Runtime) -> str:
         raise ToolError(f"fetching {url!r} failed: {type(exc).__name__}: {exc}") from exc
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind and not kind.startswith(TEXT_TYPES):
-        raise ToolError(f"{target.url} is {kind} ({len(body)} bytes), not text or HTML")
+        raise ToolError(f"{target.url} is {kind} ({counted(len(body), 'byte')}), not text or HTML")
     encoding = _known_encoding(response.charset_encoding)
     if "html" in kind or (not kind and body.lstrip()[:15].lower().startswith(b"<!doctype html")):
         text = html_to_text(body, encoding)
@@ -199,7 +200,8 @@ def fetch_url(url: str, runtime: Runtime) -> str:
         text = body.decode(encoding or "utf-8", errors="replace")
     header = f"URL: {target.url}\nStatus: {response.status_code} {response.reason_phrase}"
     if not complete:
-        header += f"\n(download stopped after {len(body)} bytes: the size or time limit was hit)"
+        stopped = f"download stopped after {counted(len(body), 'byte')}"
+        header += f"\n({stopped}: the size or time limit was hit)"
     if response.is_error:
         raise ToolError(f"{header}\n\n{cap_output(text, 2000)}")
     return cap_output(f"{header}\n\n{text}", context.max_output_chars)

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentcli_tools.plurals import counted
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Overwrite
 
@@ -141,7 +142,7 @@ def check(
                 faults.append(Fault(number, "changed: its content does not match its hash"))
         elif not linked:
             what = (
-                "deleted: the record(s) before this one are missing"
+                "deleted: one or more records before this one are missing"
                 if _known(audit, record.get("prev")) is None
                 else "moved: it does not follow the record it was sealed after"
             )
@@ -176,5 +177,7 @@ def _anchored(
     if _known(audit, last) is not None:  # later records: written since it was anchored
         return []
     if records > len(audit):
-        return [Fault(len(audit) + 1, f"deleted: {records - len(audit)} record(s) at the end")]
+        return [
+            Fault(len(audit) + 1, f"deleted: {counted(records - len(audit), 'record')} at the end")
+        ]
     return [Fault(records, "deleted or replaced: the anchored last record is not there")]

@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentcli_tools.plurals import counted
+
 from agentcli.audit.chain import Fault, check
 from agentcli.threads.store import Store
 from agentcli.threads.store_key import ApprovalKey
@@ -41,6 +43,6 @@ def verify(
         verdict.faults += [(thread, fault) for fault in faults]
         if notes:
             verdict.notes.append(
-                (thread, f"{len(notes)} record(s) unchained (older than the audit chain)")
+                (thread, f"{counted(len(notes), 'record')} unchained (older than the audit chain)")
             )
     return verdict

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from agentcli_tools.plurals import counted
 
 from agentcli.cli.common_options import Common, common_options
 from agentcli.errors import ExitCode
@@ -107,11 +108,14 @@ def verify(thread: ThreadOpt = None, *, common: Common) -> None:
     for where, fault in verdict.faults:
         print(line(f"thread {where} record {fault.position}: {fault.what}"))
     summary = (
-        f"{verdict.threads} thread(s), {verdict.chained} chained record(s),"
+        f"{counted(verdict.threads, 'thread')}, {counted(verdict.chained, 'chained record')},"
         f" {verdict.unchained} unchained (older than the audit chain)"
     )
     if verdict.faults:
-        print(line(f"audit verify: {len(verdict.faults)} fault(s) in {summary}"), file=sys.stderr)
+        print(
+            line(f"audit verify: {counted(len(verdict.faults), 'fault')} in {summary}"),
+            file=sys.stderr,
+        )
         raise typer.Exit(ExitCode.ERROR)
     print(line(f"audit verified: {summary}"))
 
@@ -135,10 +139,10 @@ def suggest(
     store = common.store(common.settings())
     found = suggestions(entries(history.reader(store), _threads(store, thread)), min_count)
     if not found:
-        print(f"nothing to suggest: no call approved by hand {min_count} times or more")
+        print(f"nothing to suggest: no call approved by hand {counted(min_count, 'time')} or more")
         return
     for item in found:
-        print(line(f"# approved by hand {item.count} times, never rejected or edited;"))
+        print(line(f"# approved by hand {counted(item.count, 'time')}, never rejected or edited;"))
         print(line(f"# e.g. {dumps(item.example)}"))
         print("\n".join(line(text) for text in item.toml().splitlines()))
         print()

@@ -36,20 +36,21 @@ class Chat:
         self.starting = starting
         self._session: ThreadSession | None = None
         self.console = make_console()
-        self.input = MessageInput(data_dir() / "history", COMMANDS)
+        self.input = MessageInput(data_dir() / "history", COMMANDS, lambda: self.workspace)
         starting.on_failure(self.input.stop)  # a session that cannot be made ends the prompt
         self.leaving = False  # set by /exit
         self.reviewed = False  # the thread's pending calls, if any, have been shown
         self.shell_runs: list[ShellRun] = []  # `!command` output for the next message
         self.alarms = ReviewAlarm(self.console)  # a review waiting: the bell, notify
         self.planning = False  # chat --plan: every message asks for a plan
+        self.draft = ""  # a message that was not sent: the next prompt starts with it
 
     @functools.cached_property
     def view(self) -> Renderer:
         """Made when first needed: Rich's Markdown and Syntax are not needed for the prompt."""
         from agentcli.ui.event_renderer import Renderer
 
-        return Renderer(self.console)
+        return Renderer(self.console, keep=True)  # /show shows a folded result whole
 
     @property
     def session(self) -> ThreadSession:
@@ -78,13 +79,16 @@ class Chat:
         if continues(self.starting):  # resume: the last exchanges first
             show_recap(self)
         self.console.print(Text("/help for commands, /exit or Ctrl-D to leave", style="dim"))
+        if message is not None and message.strip():  # from the command line: shown as typed
+            self.console.print(styled("you> ", (message.strip(), ""), multiline=True))
         try:
             if self.starting.awaiting and not self.answer_pending():
                 return self.bye(pending=True)
             while not self.leaving:
                 if message is None:
+                    draft, self.draft = self.draft, ""
                     try:  # KeyboardInterrupt: Ctrl-C twice on an empty prompt leaves (130)
-                        message = self.input.read(drawn=self.starting.begin)
+                        message = self.input.read(drawn=self.starting.begin, default=draft)
                     except EOFError:
                         self.console.print()
                         break
@@ -152,20 +156,34 @@ class Chat:
                 return False
         except Interrupted as exc:  # Ctrl-C while the session was being made
             self.error(exc)
+            self.keep_draft(text)
             return True
         try:  # once the session is made: reading a file loads what the tools need
-            text, files = attach(text, self.workspace)
+            text, files, unknown = attach(text, self.workspace)
         except UsageError as exc:
             self.error(exc)
             return True
         for found in files:
             cut = f", cut to its first {MAX_BYTES:,}" if found.cut else ""
             self.console.print(styled((f"attached {found.rel} ({found.size:,} bytes{cut})", "dim")))
+        for note in unknown:  # `@word: why`
+            self.console.print(styled((f"{note}: nothing attached (sent as typed)", "yellow")))
         if self.shell_runs:
             text += "\n\n" + "\n\n".join(ran.for_model() for ran in self.shell_runs)
             self.shell_runs = []
         planned = self.planning if plan is None else plan
         return self.play(lambda: self.session.send(text, plan=planned))
+
+    def keep_draft(self, text: str) -> None:
+        """A message that was not sent is not lost: at a terminal the next prompt starts
+        with it (Enter sends it); elsewhere it is printed, to copy."""
+        from agentcli.ui.message_input import prefills
+
+        if prefills():
+            self.draft = text
+            self.console.print(Text("(your message is back at the prompt)", style="dim"))
+        else:
+            self.console.print(styled(("not sent: ", "dim"), (text, ""), multiline=True))
 
     def answer_pending(self) -> bool:
         """Show a review the thread was left at; False if the person quit at it."""

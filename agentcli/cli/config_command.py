@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -86,6 +87,39 @@ def describe(settings: Settings, workspace: Path | None) -> dict[str, Any]:
     }
 
 
+def written_text(example: str, target: Path) -> str:
+    """The example config as `config init` writes it to `target`: its opening comment says
+    where the file is and what reads it, not to copy it (it is where agentcli looks already,
+    or where --path, AGENTCLI_CONFIG or --config say)."""
+    _, _, body = example.partition("\n\n")  # the example's opening comment ends at a blank
+    where = line(str(target))  # a path is one comment line, whatever it holds
+    header = [
+        f"# agentcli configuration, written by `agentcli config init` to {where}.",
+        f"# {_who_reads(target)}",
+        '# Every key is optional; the values below are the defaults unless marked "example".',
+        "# Precedence: flags > environment > this file > defaults. Unknown keys are an error,",
+        "# so a typo never passes silently; every problem is reported at once.",
+    ]
+    return "\n".join(header) + "\n\n" + body
+
+
+def _reads_it(target: Path) -> bool:
+    """Whether agentcli, run as now, reads the file at `target` with no --config."""
+    env = os.environ.get("AGENTCLI_CONFIG")
+    return target == (Path(env).expanduser() if env else default_config_path())
+
+
+def _who_reads(target: Path) -> str:
+    """When agentcli reads a file at `target`: always (where it looks), or when named."""
+    env = os.environ.get("AGENTCLI_CONFIG")
+    if env and Path(env).expanduser() == target:
+        return "agentcli reads it while AGENTCLI_CONFIG names it (--config names another)."
+    if target == default_config_path():
+        return "agentcli reads it from here unless --config or AGENTCLI_CONFIG names another."
+    where = line(str(default_config_path()))
+    return f"agentcli reads it when --config or AGENTCLI_CONFIG names it (else {where})."
+
+
 @app.command()
 def init(
     force: Annotated[
@@ -103,7 +137,7 @@ def init(
         raise UsageError(f"{target} is a directory: give --path a file name")
     if target.exists() and not force:
         raise UsageError(f"{target} already exists: edit it, or pass --force to overwrite it")
-    text = example_text()
+    text = written_text(example_text(), target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it may hold a key
@@ -112,7 +146,8 @@ def init(
     except OSError as exc:
         raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
     print(target)
-    print("edit it, then check the set-up with: agentcli doctor", file=sys.stderr)
+    named = "" if _reads_it(target) else f" --config {shlex.quote(str(target))}"
+    print(line(f"edit it, then check the set-up with: agentcli doctor{named}"), file=sys.stderr)
 
 
 @app.command()

@@ -55,8 +55,10 @@ def show_recap(chat: Chat) -> None:
         return
     if session.row is None:
         return
-    for line in recap(entries(thread_values(session)), session.thread_id):
-        chat.console.print(line)
+    console = chat.console
+    markdown = console.is_terminal and not console.no_color  # as the chat's answers show
+    for line in recap(entries(thread_values(session)), session.thread_id, markdown):
+        console.print(line)
 
 
 def thread_values(session: ThreadSession) -> dict[str, Any]:

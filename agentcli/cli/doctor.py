@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from agentcli_tools.plurals import counted
 
 from agentcli import __version__
 from agentcli.cli.common_options import Common, common_options
 from agentcli.cli.config_command import mask
-from agentcli.cli.setup_guide import GUIDE, needs_setup
+from agentcli.cli.setup_guide import STEPS, needs_setup
 from agentcli.config import Settings, default_config_path, did_you_mean
 from agentcli.errors import AgentcliError, ExitCode
 from agentcli.ui import make_console
@@ -91,7 +92,7 @@ def doctor(
         from agentcli.ui.safe_text import safe
 
         console.print()
-        console.print(safe(GUIDE))
+        console.print(safe(STEPS))
     if failed:
         raise typer.Exit(ExitCode.ERROR)
 
@@ -246,7 +247,7 @@ def _database_check(settings: Settings) -> Check:
     finally:
         store.close()
     where = store.location
-    return Check(True, "database", f"{where} is writable ({threads} thread{'s' * (threads != 1)})")
+    return Check(True, "database", f"{where} is writable ({counted(threads, 'thread')})")
 
 
 def _mcp_log_checks(settings: Settings) -> list[Check]:

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
+from agentcli_tools.plurals import counted
 
 from agentcli.cli import gc_tuning
 from agentcli.cli.common_options import OutputFormat, warn
@@ -89,7 +90,7 @@ class Scripted:
             # nothing has happened yet: refuse the message, which the person still has
             server = server_flag(s)
             raise UsageError(
-                f"thread {s.thread_id} has {len(review.action_requests)} call(s) awaiting"
+                f"thread {s.thread_id} has {counted(len(review.action_requests), 'call')} awaiting"
                 f" review, so the message was not sent: decide them first"
                 f" (agentcli review {s.thread_id}{server}), then run it again"
             )
@@ -235,7 +236,11 @@ class Scripted:
             print(dumps({"type": "error", "thread_id": thread_id, "message": error}))
         elif self.output is OutputFormat.text and pending:
             say = self.view.info.print
-            say(safe_line(f"waiting for review: {len(pending)} call(s) in thread {thread_id}"))
+            say(
+                safe_line(
+                    f"waiting for review: {counted(len(pending), 'call')} in thread {thread_id}"
+                )
+            )
             for request in pending:
                 args = json.dumps(request["args"], ensure_ascii=False)
                 say(safe_line(f"  {_name(request)}  {request['name']}  {args}"))

@@ -18,7 +18,8 @@ LOCAL_SERVERS = (
     ("LM Studio", "http://localhost:1234/v1"),
 )
 
-GUIDE = "\n".join(
+# what to do, as `doctor` says it (it is the check already: it does not send you to itself)
+STEPS = "\n".join(
     [
         "no model server is set up: agentcli needs an API key or a --base-url.",
         "",
@@ -27,10 +28,10 @@ GUIDE = "\n".join(
         *(f"    {name + ':':<26} --base-url {url}" for name, url in LOCAL_SERVERS),
         "    e.g.  agentcli chat --base-url http://localhost:11434/v1 --model llama3.1",
         "  (or OPENAI_BASE_URL, or base_url and name under [model] in the config file)",
-        "",
-        "Then check the set-up with: agentcli doctor",
     ]
 )
+# as every other command says it: then how to check
+GUIDE = STEPS + "\n\nThen check the set-up with: agentcli doctor"
 
 
 def needs_setup(settings: Settings) -> bool:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from agentcli_tools.plurals import counted
 from rich.text import Text
 
 from agentcli.errors import AgentcliError, UsageError
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from agentcli.events import Event
     from agentcli.session.local import Session
     from agentcli.session.thread_session import ThreadSession
+    from agentcli.ui.event_renderer import Renderer
 
 
 class Chat(Protocol):
@@ -24,6 +26,9 @@ class Chat(Protocol):
 
     console: Console
     leaving: bool
+
+    @property
+    def view(self) -> Renderer: ...
 
     @property
     def session(self) -> ThreadSession: ...
@@ -156,12 +161,33 @@ def _undo(chat: Chat, arg: str) -> bool:
     restored = plan.restoration.paths if plan.restoration else []
     if restored:
         shown = ", ".join(restored[:10]) + (" ..." if len(restored) > 10 else "")
-        say(chat, f"restored {len(restored)} file{'s' * (len(restored) != 1)}: {shown}")
+        say(chat, f"restored {counted(len(restored), 'file')}: {shown}")
         for told in restored_together(plan):
             say(chat, told)
     for told in left_as_they_are(plan):
         say(chat, told)
     return say(chat, f"undone: now on {fork.thread_id}, forked from {row.thread_id}")
+
+
+@command("/show", "/show [N]: tool result N whole, in the pager (default: the latest)")
+def _show(chat: Chat, arg: str) -> bool:
+    from agentcli.ui.pager import page_result
+
+    results = chat.view.results
+    if not arg.strip():
+        number = max(results, default=0)
+    elif arg.strip().isdigit():
+        number = int(arg.strip())
+    else:
+        raise UsageError("usage: /show [N], N the number in a result's fold line")
+    result = results.get(number)
+    if result is None:
+        seen = chat.view.numbered
+        if not seen:
+            return say(chat, "no tool result in this chat yet")
+        raise UsageError(f"no result {number}: /show takes 1 to {seen} (the latest ones kept)")
+    page_result(chat.console, result)
+    return True
 
 
 @command("/plan", "/plan MESSAGE: the model plans every step at once; you review the plan")

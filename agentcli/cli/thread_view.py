@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from agentcli_tools.plurals import counted
 from rich.text import Text
 
 from agentcli.threads.transcript import decision_text, speaker
@@ -36,7 +37,9 @@ def draw(console: Any, row: ThreadRow, turns: list[dict[str, Any]]) -> None:
                 console.print(styled((f"    ran in sandbox: {call['sandbox']}", "dim")))
             if changed := call.get("changed_files"):
                 files = ", ".join(changed[:10]) + (" ..." if len(changed) > 10 else "")
-                console.print(styled((f"    changed {len(changed)} file(s): {files}", "magenta")))
+                console.print(
+                    styled((f"    changed {counted(len(changed), 'file')}: {files}", "magenta"))
+                )
             for task in call.get("plan") or []:
                 show_task(console, task)
             if call.get("plan"):

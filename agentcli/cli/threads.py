@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from agentcli_tools.plurals import counted
 
 from agentcli.cli.common_options import Common, common_options
 from agentcli.errors import ExitCode, UsageError
@@ -240,7 +241,7 @@ def fork(
             plan = plan_undo(store, snapshots, row, at)
             new = apply_undo(store, snapshots, plan, force=force)
         restored = len(plan.restoration.paths) if plan.restoration else 0
-        print(line(f"restored {restored} file{'s' * (restored != 1)}"), file=sys.stderr)
+        print(line(f"restored {counted(restored, 'file')}"), file=sys.stderr)
         for told in left_as_they_are(plan):
             print(line(told), file=sys.stderr)
     else:

@@ -142,12 +142,15 @@ def diff(
     *,
     common: Common,
 ) -> None:
-    """Print the unified diff of what the agent's calls changed (shell commands included)."""
+    """Print the unified diff of what the agent's calls changed (shell commands included).
+
+    At a terminal it is coloured (not with NO_COLOR) and every character that would not
+    show is a mark; piped, it is the patch as it is.
+    """
     from pathlib import Path
 
     from agentcli.session import history
     from agentcli.session.agent_changes import turn_diff
-    from agentcli.ui.diff_text import diff_shown
     from agentcli.undo.call_snapshots import snapshots_of
 
     settings = common.settings()
@@ -164,9 +167,17 @@ def diff(
         what = f"after message {turn}" if turn is not None else "in this thread"
         print(line(f"no file changed by agentcli's calls {what}"), file=sys.stderr)
         return
-    terminal = sys.stdout.isatty()
+    if not sys.stdout.isatty():  # a pipe gets the patch as it is (git apply takes it)
+        for number, text in diffs:
+            sys.stdout.write(f"# message {number}\n{text}")
+        return
+    # a terminal sees every byte marked, but for the tabs and blanks that are the diff's
+    # layout (ui/diff_text.py), coloured as the review colours a diff (none with NO_COLOR)
+    from agentcli.ui import make_console
+    from agentcli.ui.event_renderer import highlighted
+
+    console = make_console()
     for number, text in diffs:
-        print(f"# message {number}")
-        # a pipe gets the patch as it is (git apply takes it); a terminal sees every byte
-        # marked, but for the tabs and blanks that are the diff's layout (ui/diff_text.py)
-        sys.stdout.write(diff_shown(text) if terminal else text)
+        console.print(f"# message {number}", style="bold", markup=False)
+        for shown in highlighted(text, "diff"):
+            console.print(shown, soft_wrap=True)  # long lines whole: the terminal wraps them

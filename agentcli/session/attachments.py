@@ -4,7 +4,8 @@ A word that starts with `@` (at the start of the message or after a space) names
 something is there, read from the workspace as the OS would; then it is read as read_file
 reads it (agentcli/agent/workspace_files.py): a path that leads outside the workspace (`..`, an
 absolute path elsewhere, `~`, a link out) refuses the whole message, in one line. A word that
-names nothing (`@someone`, an e-mail address, a folder) is left as typed. Trailing
+names nothing (`@someone`, a folder) is left as typed, and the chat says that nothing was
+attached for it (an e-mail address is no `@` word). Trailing
 punctuation (`see @a.py.`) is let go when the word with it names nothing.
 """
 
@@ -36,21 +37,32 @@ def exists_as_typed(workspace: Path, path: str) -> bool:
         return False
 
 
-def _named(workspace: Path, word: str) -> str | None:
-    """The path the word names (itself, or without trailing punctuation), if any."""
+def _named(workspace: Path, word: str) -> tuple[str | None, str]:
+    """The path the word names (itself, or without trailing punctuation), if any; else
+    why nothing is attached for it."""
     for path in dict.fromkeys((word, word.rstrip(TRAILING))):
         if path and exists_as_typed(workspace, path):
             typed = workspace / Path(path).expanduser()
-            return None if os.path.isdir(typed) and not os.path.islink(typed) else path
-    return None
+            if os.path.isdir(typed) and not os.path.islink(typed):
+                return None, "a folder, not a file"
+            return path, ""
+    return None, "no such file in the workspace"
 
 
-def attach(text: str, workspace: Path) -> tuple[str, list[WorkspaceText]]:
-    """The message with each `@path` file's content added, fenced; and the files attached.
+def attach(text: str, workspace: Path) -> tuple[str, list[WorkspaceText], list[str]]:
+    """The message with each `@path` file's content added, fenced; the files attached; and
+    for each `@word` that named no file, `@word: why` (the chat says nothing was attached).
     UsageError when a named file may not or cannot be attached (nothing is sent)."""
-    named = [path for m in MENTION.finditer(text) if (path := _named(workspace, m.group(1)))]
+    named: list[str] = []
+    unknown: list[str] = []
+    for mention in MENTION.finditer(text):
+        path, why = _named(workspace, mention.group(1))
+        if path:
+            named.append(path)
+        elif (note := f"{mention.group(0)}: {why}") not in unknown:
+            unknown.append(note)
     if not named:
-        return text, []
+        return text, [], unknown
     from agentcli_tools.base import ToolError
 
     from agentcli.agent.workspace_files import read_text  # LangChain, through tools.base: only now
@@ -63,9 +75,47 @@ def attach(text: str, workspace: Path) -> tuple[str, list[WorkspaceText]]:
             raise UsageError(f"@{path} not attached: {exc} (nothing was sent)") from None
         files.setdefault(found.rel, found)
     if not files:
-        return text, []
+        return text, [], unknown
     blocks = []
     for found in files.values():
         note = f"\n[cut: the file is {found.size:,} bytes; this is its first {MAX_BYTES:,}]"
         blocks.append(fence(TAG, found.text + (note if found.cut else ""), path=found.rel))
-    return text + "\n\n" + "\n\n".join(blocks), list(files.values())
+    return text + "\n\n" + "\n\n".join(blocks), list(files.values()), unknown
+
+
+MAX_COMPLETIONS = 200
+MAX_SCANNED = 20_000  # entries of one folder read for a completion
+
+
+def completions(workspace: Path, typed: str) -> list[str]:
+    """The workspace paths that `@typed` may be completed to (a folder ends in `/`), for
+    Tab in the chat's input. Only inside the workspace, as attach reads it: nothing for a
+    path that starts outside it (`/`, `~`, `..`) or goes through a link that leads out;
+    names that would not show as themselves (controls, invisible characters) or hold a
+    blank (an `@path` is one word) are not offered; dot files only when `.` is typed."""
+    from agentcli.terminal_text import line
+
+    folder, _, prefix = typed.rpartition("/")
+    parts = [part for part in folder.split("/") if part]
+    if typed.startswith(("/", "~")) or ".." in parts:
+        return []
+    root = os.path.realpath(workspace)
+    base = os.path.realpath(os.path.join(root, *parts))
+    if base != root and not base.startswith(root + os.sep):
+        return []  # a link out of the workspace
+    found: list[str] = []
+    try:
+        with os.scandir(base) as entries:
+            for seen, entry in enumerate(entries):
+                if seen >= MAX_SCANNED:  # a huge folder: Tab stays quick
+                    break
+                name = entry.name
+                if not name.startswith(prefix) or (name[0] == "." and not prefix.startswith(".")):
+                    continue
+                if line(name) != name or any(char.isspace() for char in name):
+                    continue
+                slash = "/" if entry.is_dir(follow_symlinks=True) else ""
+                found.append(f"{folder}/{name}{slash}" if folder else f"{name}{slash}")
+    except OSError:
+        return []
+    return sorted(found)[:MAX_COMPLETIONS]

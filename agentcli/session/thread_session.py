@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agentcli_tools.plurals import counted
+
 from agentcli.config import Settings
 from agentcli.decisions import Decision
 from agentcli.errors import RunStopped, UsageError
@@ -115,8 +117,9 @@ class ThreadSession(ABC):
         """A thread whose calls await review takes no new message and no resume."""
         if pending := pending or self.pending():
             raise UsageError(
-                f"thread {self.thread_id} has {len(pending.action_requests)} call(s) awaiting"
-                f" review: decide them first (agentcli review {self.thread_id}{self.server_flag})"
+                f"thread {self.thread_id} has {counted(len(pending.action_requests), 'call')}"
+                " awaiting review: decide them first"
+                f" (agentcli review {self.thread_id}{self.server_flag})"
             )
 
     def refuse_if_nothing_to_continue(self, has_next: bool) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agentcli_tools.plurals import counted
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages import messages_to_dict as _to_dicts
 
@@ -63,7 +64,8 @@ def summary_entry(compaction: dict[str, Any]) -> dict[str, Any]:
 def speaker(entry: dict[str, Any]) -> str:
     """Who an entry is from, as the transcripts name it."""
     if entry["role"] == "summary":
-        return f"summary of the {entry['replaces']} messages above (sent to the model instead)"
+        replaced = counted(entry["replaces"], "message")
+        return f"summary of the {replaced} above (sent to the model instead)"
     who = "you" if entry["role"] == "user" else "assistant"
     return f"{who} (interrupted)" if entry.get("interrupted") else who
 

@@ -87,12 +87,7 @@ def _show(
             ' decision = "allow"',
         )
     )
-    console.print(
-        styled(
-            (f"it would have matched {hits} of the {len(earlier)} earlier {name} calls", "dim"),
-            (" in this thread", "dim"),
-        )
-    )
+    console.print(styled((matched_earlier(hits, len(earlier), name), "dim")))
     if not fits(name, match, name, args, workspace):
         console.print(
             Text("it does not match this call (which is approved this once)", style="yellow")
@@ -143,3 +138,13 @@ def _subject(name: str, args: Mapping[str, Any]) -> str | None:
         if isinstance(args.get(key), str):
             return str(args[key]) if name == "shell" or key != "command" else None
     return None
+
+
+def matched_earlier(hits: int, earlier: int, name: str) -> str:
+    """How the rule fares on this thread's earlier calls of the tool, counted."""
+    if earlier == 0:
+        return f"no earlier {name} call in this thread to try it on"
+    if earlier == 1:
+        would = "it would have matched" if hits else "it would not have matched"
+        return f"{would} the one earlier {name} call in this thread"
+    return f"it would have matched {hits} of the {earlier} earlier {name} calls in this thread"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from agentcli_tools.plurals import counted, plural
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.panel import Panel
@@ -42,13 +43,21 @@ ERROR_LINE_CHARS = 4000
 NOTES = ("[sandbox] this command ran confined (", "[agentcli: not undoable: ")
 
 
-class Renderer:
-    """Plain streaming by default; at a colour terminal, Markdown and a status line."""
+KEPT_RESULTS = 200  # the latest results /show can show whole
 
-    def __init__(self, out: Console, info: Console | None = None) -> None:
+
+class Renderer:
+    """Plain streaming by default; at a colour terminal, Markdown and a status line.
+    `keep`: the chat's renderer: each result is numbered and kept, so that the fold of a
+    long one can say how to see it whole (`/show N`)."""
+
+    def __init__(self, out: Console, info: Console | None = None, keep: bool = False) -> None:
         self.out = out
         self.info = info or out
         self._mid_line = False
+        self.keep = keep
+        self.results: dict[int, ToolResult] = {}  # by number, the latest KEPT_RESULTS
+        self.numbered = 0  # results numbered so far
         self.live: LiveView | None = None
         if out.is_terminal and not out.no_color and info is None:
             from agentcli.ui.live_answer import LiveView  # rich.markdown: only for a terminal
@@ -88,7 +97,7 @@ class Renderer:
                 self.live.begin("running " + names)  # the status line makes it safe
         elif isinstance(event, ToolResult):
             self.end_line()
-            self.info.print(fold(event))
+            self.info.print(fold(event, self._number(event)))
             if self.live:
                 self.live.begin("thinking")
         elif isinstance(event, ToolOutput):
@@ -108,6 +117,15 @@ class Renderer:
         elif isinstance(event, ReviewRequest | Done):
             self.end()
 
+    def _number(self, result: ToolResult) -> int | None:
+        """The result's number for /show (None when results are not kept)."""
+        if not self.keep:
+            return None
+        self.numbered += 1
+        self.results[self.numbered] = result
+        self.results.pop(self.numbered - KEPT_RESULTS, None)
+        return self.numbered
+
     def end_line(self) -> None:
         if self._mid_line:
             self.out.print()
@@ -122,7 +140,8 @@ def cut_off_note(event: AnswerCutOff) -> str:
     }.get(event.reason, event.reason)
     note = f"warning: the answer was cut off: {why}"
     if event.dropped_calls:
-        note += f"; its cut-off call(s) did not run: {', '.join(event.dropped_calls)}"
+        calls = plural("call", len(event.dropped_calls))
+        note += f"; its cut-off {calls} did not run: {', '.join(event.dropped_calls)}"
     return note
 
 
@@ -135,11 +154,13 @@ def compacted_line(event: Compacted) -> str:
     return f"context compacted: {event.upto} older messages summarised{sizes}{why}"
 
 
-def fold(result: ToolResult) -> Text:
+def fold(result: ToolResult, number: int | None = None) -> Text:
     """A tool result folded to a few lines, with its full length. An error's lines are
     shown whole (wrapped, not cut): its reason and the setting it names are the point; only
     a size limit bounds what a tool can print there (ERROR_LINES of ERROR_LINE_CHARS). The
-    notes at its end (the sandbox's, agentcli's) are shown whole below the fold, always."""
+    notes at its end (the sandbox's, agentcli's) are shown whole below the fold, always.
+    `number`: the result's number in the chat, which `/show N` shows whole: a fold that
+    leaves lines out, or cuts one, says so."""
     lines = result.content.removesuffix("\n").split("\n")  # not splitlines: \r is shown
     body, notes = _notes(lines)
     if result.name == PLAN and body and body[0].startswith(PLAN_RESULTS):  # tasks shown
@@ -150,12 +171,18 @@ def fold(result: ToolResult) -> Text:
     text = outcome_mark(result.status)
     text.append(" ")
     text.append_text(safe_line(result.name, style))
-    text.append(f" ({len(lines)} lines, {len(result.content)} chars)\n", style="dim")
-    for number, shown in enumerate(body[:shown_lines]):
-        text.append("\n  " if number else "  ", style="dim")
+    size = f"{counted(len(lines), 'line')}, {counted(len(result.content), 'char')}"
+    text.append(f" ({size})\n", style="dim")
+    for row, shown in enumerate(body[:shown_lines]):
+        text.append("\n  " if row else "  ", style="dim")
         text.append_text(safe_line(_clip(shown, width), "dim", tabs=True))  # output: layout
-    if len(body) > shown_lines:
-        text.append(f"\n  … {len(body) - shown_lines} more lines", style="dim italic")
+    more = len(body) - shown_lines
+    whole = f"/show {number} shows it whole" if number is not None else ""
+    if more > 0:
+        told = f"… {counted(more, 'more line')}" + (f": {whole}" if whole else "")
+        text.append(f"\n  {told}", style="dim italic")
+    elif whole and any(len(shown) > width for shown in body):
+        text.append(f"\n  … {whole}", style="dim italic")
     for note in notes:
         text.append("\n  " if body else "  ")
         text.append_text(safe_line(_clip(note, ERROR_LINE_CHARS), "yellow"))

@@ -40,6 +40,12 @@ class Status:
         text = Text(f"{frame} ", style="dim")
         text.append_text(safe_line(self.label, "dim"))
         text.append(f" {elapsed:.1f}s", style="dim")
+        text.append_text(self.output_lines())
+        return text
+
+    def output_lines(self) -> Text:
+        """The latest lines the running tool printed, each on a line of its own."""
+        text = Text()
         lines = self.output.rstrip("\n").split("\n") if self.output else []
         for line in lines[-OUTPUT_LINES:]:  # not splitlines: a \r is shown, not obeyed
             text.append("\n  ", style="dim italic")
@@ -87,10 +93,14 @@ class LiveView:
 
     def end(self) -> None:
         self.finish_text()
+        status, self.status = self.status, None
         if self.live is not None:
             self.live.stop()
             self.live = None
-        self.status = None
+        if status is not None and status.output:  # a tool stopped before its result came:
+            kept = safe_line(f"{status.label}: stopped; what it printed last:", "dim")
+            kept.append_text(status.output_lines())
+            self.console.print(kept)  # what was on the screen stays there
 
     def _print(self, lines: list[Line]) -> None:
         """Lines for good: the first ones may be out already (see _show)."""

@@ -1,7 +1,8 @@
 """Reading the person's message: line editing, persistent history, multi-line, completion.
 
 At a terminal this is prompt_toolkit: Enter sends, Esc then Enter (or Alt-Enter) starts a
-new line, a paste keeps its newlines, Tab completes slash commands, Up recalls history
+new line, a paste keeps its newlines, Tab completes slash commands and `@path`s (files in
+the workspace), Up recalls history
 (kept in the data folder), Ctrl-C clears the draft; on an empty prompt it says how to
 leave, and a second Ctrl-C within LEAVE_S with nothing typed in between leaves (read()
 raises KeyboardInterrupt). Without a terminal it reads plain lines.
@@ -10,6 +11,7 @@ raises KeyboardInterrupt). Without a terminal it reads plain lines.
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -21,15 +23,24 @@ HINT = "press Ctrl-C again to leave (or /exit, Ctrl-D)"
 
 
 class MessageInput:
-    def __init__(self, history_file: Path, commands: Iterable[str]) -> None:
+    def __init__(
+        self,
+        history_file: Path,
+        commands: Iterable[str],
+        workspace: Callable[[], Path] | None = None,
+    ) -> None:
         self.history_file = history_file
         self.commands = sorted(commands)
+        self.workspace = workspace  # where Tab completes `@path` (none: no path completion)
         self._session: Any = None
         self._pressed: float | None = None  # when Ctrl-C was pressed on an empty prompt
 
-    def read(self, prompt: str = "you> ", drawn: Callable[[], None] | None = None) -> str:
+    def read(
+        self, prompt: str = "you> ", drawn: Callable[[], None] | None = None, default: str = ""
+    ) -> str:
         """The next message; EOFError on Ctrl-D, KeyboardInterrupt on Ctrl-C. `drawn` is
-        called once the prompt is on the screen."""
+        called once the prompt is on the screen; `default`: the text the prompt starts with
+        (at a terminal)."""
         self._pressed = None
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             if drawn:
@@ -46,7 +57,7 @@ class MessageInput:
         pre_run = None
         if drawn is not None:  # pre_run comes just before the first draw: call soon after it
             pre_run = lambda: asyncio.get_running_loop().call_soon(drawn)  # noqa: E731
-        text: str = self._session.prompt(prompt, pre_run=pre_run)
+        text: str = self._session.prompt(prompt, pre_run=pre_run, default=default)
         return text
 
     def stop(self, error: BaseException) -> None:
@@ -92,7 +103,7 @@ class MessageInput:
             else:
                 run_in_terminal(lambda: print(HINT))
 
-        completer = WordCompleter(self.commands, sentence=True, pattern=None)
+        completer = _completer(WordCompleter(self.commands, sentence=True, pattern=None), self)
         session: Any = PromptSession(
             history=FileHistory(str(self.history_file)),
             completer=completer,
@@ -108,6 +119,29 @@ class MessageInput:
 
         session.default_buffer.on_text_changed += typed
         return session
+
+
+_AT_WORD = re.compile(r"(?<!\S)@(\S*)$")  # an `@path` being typed (attachments.MENTION)
+
+
+def _completer(commands: Any, reading: MessageInput) -> Any:
+    """Tab: slash commands at the start of the line; after `@`, workspace paths
+    (agentcli/session/attachments.py says which)."""
+    from prompt_toolkit.completion import Completer, Completion
+
+    class AtPaths(Completer):  # type: ignore[misc]
+        def get_completions(self, document: Any, event: Any) -> Any:
+            typed = _AT_WORD.search(document.text_before_cursor)
+            if typed is None or reading.workspace is None:
+                yield from commands.get_completions(document, event)
+                return
+            from agentcli.session.attachments import completions
+
+            word = typed.group(1)
+            for path in completions(reading.workspace(), word):
+                yield Completion(path, start_position=-len(word))
+
+    return AtPaths()
 
 
 def prefills() -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentcli_tools.plurals import counted
 from rich.console import Console
 from rich.text import Text
 
@@ -146,7 +147,7 @@ def _show(
     dropped: set[int],
 ) -> None:
     gone = set().union(*(_needing(tasks, n) for n in dropped)) if dropped else set()
-    console.print(Text(f"plan: {len(tasks)} task(s)", style="bold"))
+    console.print(Text(f"plan: {counted(len(tasks), 'task')}", style="bold"))
     for task in tasks:
         number = task["id"]
         line = Text(f"{number:>3}  ", style="bold")

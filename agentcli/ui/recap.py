@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agentcli_tools.plurals import counted
+from rich.console import Group, RenderableType
 from rich.text import Text
 
 from agentcli.ui.safe_text import safe, safe_line, styled
@@ -19,18 +21,25 @@ ARGS_CHARS = 80
 RAN = ("approved", "allowed", "edited")  # decisions after which the call ran
 
 
-def recap(entries: list[dict[str, Any]], thread_id: str) -> list[Text]:
-    """The lines to print for the last EXCHANGES exchanges of `entries`
-    (agentcli.threads.transcript.entries); none for a thread with no messages."""
+def recap(
+    entries: list[dict[str, Any]], thread_id: str, markdown: bool = False
+) -> list[RenderableType]:
+    """What to print for the last EXCHANGES exchanges of `entries`
+    (agentcli.threads.transcript.entries); none for a thread with no messages. `markdown`:
+    the model's answers rendered as the chat renders them (at a colour terminal)."""
     if not entries:
         return []
     starts = [index for index, entry in enumerate(entries) if entry["role"] == "user"]
     first = starts[-EXCHANGES] if len(starts) > EXCHANGES else 0
     earlier = max(len(starts) - EXCHANGES, 0)
-    about = f"{earlier} earlier exchange(s) not shown: " if earlier else ""
-    lines = [styled((f"── so far ({about}agentcli threads show {thread_id} shows all)", "dim"))]
+    about = f"{counted(earlier, 'earlier exchange')} not shown: " if earlier else ""
+    lines: list[RenderableType] = [
+        styled((f"── so far ({about}agentcli threads show {thread_id} shows all)", "dim"))
+    ]
     for entry in entries[first:]:
-        if entry["text"]:
+        if entry["text"] and markdown and entry["role"] != "user":
+            lines.append(answer(entry["text"]))
+        elif entry["text"]:
             lines.append(message(entry["role"], entry["text"]))
         lines += [call_line(call) for call in entry.get("calls", [])]
     lines.append(styled(("──", "dim")))
@@ -40,16 +49,39 @@ def recap(entries: list[dict[str, Any]], thread_id: str) -> list[Text]:
 def message(role: str, text: str) -> Text:
     """`you: ...` or `assistant: ...`, at most MESSAGE_LINES lines of MESSAGE_CHARS in all."""
     who = ("you: ", "bold cyan") if role == "user" else ("assistant: ", "bold")
+    kept, cut = _kept(text)
+    shown = styled(who)
+    shown.append_text(safe(kept))
+    if cut:
+        shown.append(cut, style="dim italic")
+    return shown
+
+
+def answer(text: str) -> Group:
+    """`assistant:`, then the answer (cut as `message` cuts it) as Markdown, as the chat
+    showed it: made visible first, and parsed so that nothing in it is hidden or decoded
+    (agentcli/ui/markdown.py). An unclosed code fence at the cut is left open: the cut
+    note below it says the rest is not shown."""
+    from agentcli.terminal_text import visible
+    from agentcli.ui.markdown import ShownMarkdown
+
+    kept, cut = _kept(text)
+    parts: list[RenderableType] = [Text("assistant:", style="bold")]
+    parts.append(ShownMarkdown(visible(kept)))
+    if cut:
+        parts.append(Text(cut.strip(), style="dim italic"))
+    return Group(*parts)
+
+
+def _kept(text: str) -> tuple[str, str]:
+    """At most MESSAGE_LINES lines of MESSAGE_CHARS of `text`, and the note on the cut
+    ("" when nothing was cut)."""
     lines = text.strip("\n").split("\n")  # not splitlines: a \r is shown as a mark
     kept = "\n".join(lines[:MESSAGE_LINES])
     cut = len(lines) - MESSAGE_LINES
     if len(kept) > MESSAGE_CHARS:
         kept, cut = kept[:MESSAGE_CHARS], max(cut, 0) + 1
-    shown = styled(who)
-    shown.append_text(safe(kept))
-    if cut > 0:
-        shown.append(f" … (cut: {len(text):,} chars in all)", style="dim italic")
-    return shown
+    return kept, f" … (cut: {counted(len(text), 'char', grouped=True)} in all)" if cut > 0 else ""
 
 
 def call_line(call: dict[str, Any]) -> Text:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.errors import SnapshotError
+from agentcli.policy.bash.read_only import only_reads
 from agentcli.undo.call_snapshots import READ_ONLY_TOOLS, WorkspaceSnapshots
 from agentcli.undo.git_own_paths import nested_repository, writes_into_git
 
@@ -34,7 +35,10 @@ def undo_limit(
     if snapshots is None:
         return "no snapshots are kept ([undo] snapshots = false)"
     if tool == SHELL:
-        return _shell_limit(snapshots, workspace, str(args.get("command", "")), confined, writable)
+        command = str(args.get("command", ""))
+        if only_reads(command):  # nothing it runs writes: there is nothing to undo
+            return None
+        return _shell_limit(snapshots, workspace, command, confined, writable)
     if tool not in FILE_TOOLS:
         return f"{tool} is not a built-in tool: what it changes outside the workspace stays changed"
     rel = str(args.get("path", ""))

@@ -84,7 +84,7 @@ def test_verify_passes_untouched_and_catches_an_edited_record(agent: Agent) -> N
     one, _ = two_threads(agent)
     good = agent.run("audit", "verify")
     assert good.returncode == 0, good.stderr
-    assert "audit verified: 2 thread(s), 2 chained record(s)" in good.stdout
+    assert "audit verified: 2 threads, 2 chained records" in good.stdout
 
     rowid, records = next(
         (r, w) for r, w in audit_writes(agent.db) if w and w[0]["tool"] == "shell"
@@ -110,7 +110,7 @@ def test_verify_catches_a_deleted_last_record(agent: Agent) -> None:
     assert len(json.loads(agent.run("audit", "--json").stdout)) == 1  # it is gone
     caught = agent.run("audit", "verify", "--thread", first["thread_id"])
     assert caught.returncode == 1
-    assert "deleted: 1 record(s) at the end" in caught.stdout
+    assert "deleted: 1 record at the end" in caught.stdout
 
 
 def test_suggest_proposes_a_scoped_rule_and_never_an_interpreter(agent: Agent) -> None:

@@ -89,3 +89,36 @@ def test_ctrl_c_while_the_session_is_made_returns_to_the_prompt(agent: Agent) ->
     child.expect("Now I am here.")
     leave(child)
     assert [r["messages"][-1]["content"] for r in agent.server.requests] == ["and now?"]
+
+
+def test_the_command_lines_message_is_echoed_and_kept_on_ctrl_c_at_start(agent: Agent) -> None:
+    """`agentcli chat "are you there?"`: the message shows as the person's, as if typed;
+    Ctrl-C while the session is still being made sends nothing and puts the message back
+    at the prompt, where Enter sends it."""
+    slow = agent.workspace / "slow_tools.py"
+    go = agent.workspace / "go"
+    slow.write_text(
+        "import pathlib, time\n"
+        "for _ in range(1200):  # a minute at most\n"
+        f"    if pathlib.Path({str(go)!r}).exists():\n"
+        "        break\n"
+        "    time.sleep(0.05)\n"
+        "TOOLS = []\n"
+    )
+    config = agent.workspace / "config.toml"
+    config.write_text(f"[tools]\nmodules = ['{slow}']\n")
+    agent.server.push(text("Yes, here."))
+    agent.env.pop("NO_COLOR")  # the live status line, which says what the chat waits for
+    child = agent.spawn("chat", "--config", str(config), "are you there?")
+    child.expect(r"you> are you there\?")
+    child.expect("starting")
+    child.sendintr()
+    child.expect("interrupted while agentcli was starting: nothing sent")
+    child.expect(r"your message is back at the prompt")
+    child.expect(PROMPT)
+    child.expect(r"are you there\?")  # the prompt starts with it
+    go.touch()
+    child.sendline("")  # Enter sends it as it is
+    child.expect("Yes, here.")
+    leave(child)
+    assert [r["messages"][-1]["content"] for r in agent.server.requests] == ["are you there?"]

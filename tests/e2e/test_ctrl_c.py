@@ -6,6 +6,7 @@ import json
 import time
 
 import pexpect
+import pyte
 
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
@@ -129,3 +130,31 @@ def test_ctrl_c_at_the_review_is_quit_on_a_line_of_its_own(agent: Agent) -> None
     assert not (agent.workspace / "w.txt").exists()
     # what came after the prompt started on a line of its own (without the fix: " ^C")
     assert "\n" in before, repr(before)
+
+
+def test_a_stopped_commands_output_stays_on_the_screen(agent: Agent) -> None:
+    """Ctrl-C while a shell command runs: the lines it printed, shown live under the status
+    line, stay on the screen once it is stopped (they are not wiped with the status)."""
+    command = (  # its output holds a title-setting escape: a mark on the screen, kept too
+        'for i in 1 2 3 4 5; do echo line$i; done; printf "bad\\033]0;t\\007end\\n";'
+        ' echo re""ady; sleep 60'
+    )
+    agent.server.push(tool_calls(("shell", {"command": command})), text("unused"))
+    child = agent.spawn("chat", "-y", "count", env={"NO_COLOR": ""})  # the live view
+    child.setwinsize(40, 120)
+    screen = pyte.Screen(120, 40)
+    stream = pyte.Stream(screen)
+    for pattern in ("ready", "interrupted", PROMPT):  # `ready`: it printed all and waits
+        child.expect(pattern)
+        stream.feed(child.before + child.after)
+        if pattern == "ready":
+            child.sendintr()
+    rows = [row.rstrip() for row in screen.display]
+    kept = "running shell: stopped; what it printed last:"
+    assert kept in rows, rows
+    at = rows.index(kept)
+    expected = ["  line4", "  line5", "  bad⟦ESC⟧]0;t⟦BEL⟧end", "  ready"]
+    assert rows[at + 1 : at + 5] == expected, rows
+    assert screen.title == ""  # the escape was shown, never obeyed
+    child.sendline("/exit")  # at the prompt seen above
+    ended(child)

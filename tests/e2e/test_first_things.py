@@ -97,13 +97,16 @@ def test_at_path_attaches_a_file_and_refuses_paths_out(agent: Agent, tmp_path: P
     child.sendline("read @out please")
     child.expect(r"@out not attached: .*outside the workspace")
     child.expect(PROMPT)
-    child.sendline("summarise @notes.txt, and ask bob@example.com")
+    child.send("summarise @no\t")  # Tab completes a workspace path after @
+    child.expect("tes.txt")  # the rest of the name, put in
+    child.sendline(", and ask bob@example.com about @nofile")
     child.expect(r"attached notes\.txt \(26 bytes\)")
+    child.expect(r"@nofile: no such file in the workspace: nothing attached \(sent as typed\)")
     child.expect("got it")
     leave(child)
     assert len(agent.server.requests) == 1  # the refused messages were not sent
     sent = last_user(agent)
-    assert sent.startswith("summarise @notes.txt, and ask bob@example.com\n\n")
+    assert sent.startswith("summarise @notes.txt, and ask bob@example.com about @nofile\n\n")
     assert '<attached_file path="notes.txt">\nthe secret word is plover\n</attached_file>' in sent
     assert "not for the model" not in str(agent.server.requests)
 

@@ -145,7 +145,7 @@ def test_always_writes_a_scoped_rule_the_next_run_uses(agent: Agent) -> None:
     child.expect(CHOICE)
     child.sendline("A")
     child.expect(re.escape('match = "git status*"'))
-    child.expect(r"would have matched 1 of the 1 earlier shell calls")
+    child.expect(r"it would have matched the one earlier shell call in this thread")
     child.expect(r"\[t\]his thread.*\[b\]ack >")
     child.sendline("e")
     child.expect("match >")

@@ -8,13 +8,14 @@ colours included; `threads show` is read as a person reads it.
 from __future__ import annotations
 
 import json
+import re
 
 import pexpect
 import pyte
 
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.scripted_server import text, tool_calls
-from tests.helpers.terminal import CHOICE, leave
+from tests.helpers.terminal import CHOICE, PROMPT, leave
 
 ROWS, COLS = 100, 120
 
@@ -113,11 +114,36 @@ def test_tabs_and_blank_lines_show_as_layout(agent: Agent) -> None:
     shown = {}
     for args in (("threads", "show", thread), ("diff", thread)):
         out = pexpect.run(AGENTCLI, args=list(args), env=agent.env, cwd=str(agent.workspace))
-        shown[args[0]] = out.decode().replace("\r\n", "\n")
+        shown[args[0]] = re.sub(r"\x1b\[[0-9;]*m", "", out.decode()).replace("\r\n", "\n")
         assert "\t" not in shown[args[0]] and "⟦HT⟧" not in shown[args[0]], shown
     assert "    │      2          return a + b" in shown["threads"].splitlines()
     assert "    │ a       b" in shown["threads"].splitlines()
     assert "         return a + b\n \n \n-x = 1\n+x = 2⟦SP⟧⟦SP⟧\n" in shown["diff"]
+
+
+def test_a_folded_result_says_how_to_see_it_whole_and_show_shows_it(agent: Agent) -> None:
+    """`… 58 more lines: /show 1 shows it whole`, and /show prints it in the pager, all of
+    it, one line each, its escape sequences marks there too; a one-line result reads
+    `(1 line, ...)`."""
+    lines = "seq 1 60; printf 'bell \\033]0;title\\007 end\\n'"
+    agent.server.push(
+        tool_calls(("shell", {"command": lines})),
+        tool_calls(("write_file", {"path": "a.txt", "content": "x\n"})),
+        text("all done"),
+    )
+    child = agent.spawn("chat", "-y", "count", env={"PAGER": "cat"})
+    child.expect(r"✓ shell \(62 lines, \d+ chars\)")  # `exit code 0`, then the output
+    child.expect(r"… 58 more lines: /show 1 shows it whole")
+    child.expect(r"✓ write_file \(1 line, \d+ chars\)\r\n  created 'a.txt' \(1 line, 2 bytes\)")
+    child.expect("all done")
+    child.expect(PROMPT)
+    child.sendline("/show 1")
+    child.expect(r"✓ shell \(62 lines\)")
+    child.expect(r"\r\n59\r\n60\r\nbell ⟦ESC⟧]0;title⟦BEL⟧ end\r\n")
+    child.expect(PROMPT)
+    child.sendline("/show 7")
+    child.expect(r"no result 7: /show takes 1 to 2")
+    leave(child)
 
 
 ANSWER = (

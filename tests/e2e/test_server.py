@@ -181,7 +181,7 @@ def test_flags_travel_as_context_so_the_server_applies_them(dev: DevServer, cli:
     assert (dev.workspace / "sub" / "a.txt").read_text() == "A"
     replies = [m["content"] for m in dev.model.requests[-1]["messages"] if m["role"] == "tool"]
     assert sorted(replies[-2:]) == [
-        "created 'a.txt' (1 lines, 1 bytes)",
+        "created 'a.txt' (1 line, 1 byte)",
         "denied by flag --deny: this call was not run",
     ]
 

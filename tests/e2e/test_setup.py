@@ -32,7 +32,8 @@ def test_config_init_writes_once_then_needs_force(agent: Agent) -> None:
     assert first.returncode == 0, first.stderr
     assert first.stdout.strip() == str(path)
     example = (ROOT / "config.example.toml").read_text()
-    assert path.read_text() == example
+    written = path.read_text()
+    assert_written_for(written, path, example)
 
     path.write_text('[model]\nname = "mine"\n')
     again = agent.run("config", "init")
@@ -42,7 +43,7 @@ def test_config_init_writes_once_then_needs_force(agent: Agent) -> None:
 
     forced = agent.run("config", "init", "--force")
     assert forced.returncode == 0, forced.stderr
-    assert path.read_text() == example
+    assert path.read_text() == written
 
     shown = agent.run("config", "show", "--json")  # the written file loads
     assert shown.returncode == 0, shown.stderr
@@ -51,11 +52,28 @@ def test_config_init_writes_once_then_needs_force(agent: Agent) -> None:
     assert report["settings"]["agent.max_steps"] == {"value": 25, "source": str(path)}
 
 
+def assert_written_for(written: str, path: Path, example: str) -> None:
+    """The file config init wrote: the example's keys, under an opening comment that says
+    where the file is, never to copy it somewhere (it is where it was written)."""
+    head, _, body = written.partition("\n\n")
+    assert body == example.partition("\n\n")[2]  # every key as documented
+    assert f"written by `agentcli config init` to {path}." in head
+    assert "Copy to" not in head and "copy" not in head.lower()
+
+
 def test_config_init_at_a_path_creates_the_folder(agent: Agent) -> None:
     target = agent.workspace / "deep" / "er" / "agent.toml"
     result = agent.run("config", "init", "--path", str(target))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(target) and target.is_file()
+    written = target.read_text()
+    assert_written_for(written, target, (ROOT / "config.example.toml").read_text())
+    # away from where agentcli looks: the file and the hint say how to use it
+    assert (
+        f"agentcli reads it when --config or AGENTCLI_CONFIG names it (else {config_path(agent)})"
+        in written
+    )
+    assert f"agentcli doctor --config {target}" in result.stderr
     assert not config_path(agent).exists()
     shown = agent.run("config", "show", "--config", str(target))
     assert shown.returncode == 0, shown.stderr
@@ -159,6 +177,8 @@ def test_doctor_without_a_key_for_openai_makes_no_request(agent: Agent) -> None:
     assert key.startswith("✗") and "OPENAI_API_KEY" in key and "--base-url" in key
     assert doctor_line(result.stdout, "model server").startswith("-")
     assert agent.server.connections == 0
+    assert "--base-url http://localhost:11434/v1" in result.stdout  # the set-up guide...
+    assert "agentcli doctor" not in result.stdout  # ...does not send you to what you ran
 
     agent.env["OPENAI_API_KEY"] = KEY  # the control: with a key, the request does go out
     tried = agent.run("doctor")

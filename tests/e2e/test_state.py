@@ -234,7 +234,7 @@ def test_resume_shows_the_last_exchanges_safely(agent: Agent) -> None:
     chat.expect(PROMPT)
     rows = chat.rows()
     shown = "\n".join(rows)
-    assert f"1 earlier exchange(s) not shown: agentcli threads show {thread}" in shown
+    assert f"1 earlier exchange not shown: agentcli threads show {thread}" in shown
     assert "you: question one" not in rows and "answer one" not in shown
     assert "  ▸ read_file path=README.md (approved)" in rows
     order = [shown.index(t) for t in ("question two", "answer two", "question three")]
@@ -244,6 +244,37 @@ def test_resume_shows_the_last_exchanges_safely(agent: Agent) -> None:
     assert "assistant: answer four ⟦ESC⟧[2J⟦ESC⟧[H⟦ESC⟧]0;title⟦BEL⟧ end" in rows
     header = next(i for i, row in enumerate(rows) if row.startswith(f"thread {thread} · "))
     assert header < rows.index("you: question four")  # after the header, before the prompt
+    chat.child.send("/exit\r")
+    chat.child.expect(pexpect.EOF)
+
+
+MARKDOWN = (
+    "Here are **two** things:\n\n```python\nprint(1)\n```\n\n"
+    "- a `shell` call\n- [docs](https://example.com) \x1b]0;title\x07 end"
+)
+
+
+@pytest.mark.parametrize("colour", [True, False])
+def test_resume_renders_the_recaps_markdown_as_the_chat_does(agent: Agent, colour: bool) -> None:
+    """At a colour terminal the recap's answers are Markdown, rendered as the chat renders
+    them (no `**`, no fences, links with their address, escapes still marks); without
+    colour they are the text as it came, as the chat's own answers are."""
+    agent.server.push(text(MARKDOWN))
+    done = agent.run("run", "show me", "-o", "json")
+    thread = json.loads(done.stdout)["thread_id"]
+    chat = Screen(agent.spawn("resume", thread, env={"NO_COLOR": "" if colour else "1"}))
+    chat.expect(PROMPT)
+    rows = chat.rows()
+    shown = "\n".join(rows)
+    assert "you: show me" in rows
+    assert "⟦ESC⟧]0;title⟦BEL⟧ end" in shown and "title" not in chat.screen.title
+    if colour:
+        assert "assistant:" in rows and "Here are two things:" in shown
+        assert "**" not in shown and "```" not in shown
+        assert any(row.strip() == "print(1)" for row in rows), rows
+        assert "• a shell call" in shown and "docs (https://example.com)" in shown
+    else:
+        assert "assistant: Here are **two** things:" in rows and "```python" in rows
     chat.child.send("/exit\r")
     chat.child.expect(pexpect.EOF)
 

@@ -216,9 +216,9 @@ def test_diff_shows_what_the_shell_command_changed(agent: Agent) -> None:
     assert agent.run("diff", thread, "--turn", "2").stderr.startswith("no file changed")
     # the patch applies back: reverse it in a copy of the workspace
     shows = agent.run("threads", "show", thread)
-    assert "changed 2 file(s): src/a.txt" not in shows.stdout  # one line per call
-    assert "changed 1 file(s): src/a.txt" in shows.stdout
-    assert "changed 6 file(s)" in shows.stdout  # the shell call
+    assert "changed 2 files: src/a.txt" not in shows.stdout  # one line per call
+    assert "changed 1 file: src/a.txt" in shows.stdout
+    assert "changed 6 files" in shows.stdout  # the shell call
     calls = [
         call
         for entry in json.loads(agent.run("threads", "show", thread, "--json").stdout)["entries"]
@@ -317,3 +317,19 @@ def test_a_confined_command_cannot_touch_agentclis_data_in_the_workspace(agent: 
     undone = agent.run("undo", thread, "--to", "1", "--yes")
     assert undone.returncode == 0, undone.stderr
     assert (home / "notes.txt").read_text() == "mine\n"
+
+
+def test_only_calls_that_may_change_files_say_they_cannot_be_undone(agent: Agent) -> None:
+    """A command that only reads (`ls -la`) has nothing to undo: its review says nothing
+    about ignored files. One that may write, or that the check cannot read word for word,
+    still does."""
+    (agent.workspace / ".gitignore").write_text("build/\n")
+    readers = ["ls -la", "ls -la | wc -l && cat .gitignore", "grep -rn x . ; du -sh ."]
+    writers = ["touch new.txt", "ls -la > list.txt", "./ls -la", "ls $(touch y)", "sort -o a b"]
+    agent.server.push(tool_calls(*(("shell", {"command": c}) for c in readers + writers)))
+    parked = agent.run("run", "look around", "-o", "json")
+    assert parked.returncode == 3, parked.stderr
+    notes = {r["args"]["command"]: r.get("undo") for r in json.loads(parked.stdout)["pending"]}
+    assert {c: notes[c] for c in readers} == dict.fromkeys(readers)
+    for command in writers:
+        assert "changes to ignored files" in notes[command], command

@@ -6,6 +6,7 @@ after."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import text, tool_calls
 
 ESC = "\x1b"
+SGR = re.compile(r"\x1b\[[0-9;]*m")  # colour and style: what agentcli itself writes
 
 
 def run_turn(agent: Agent, message: str, *calls: tuple[str, dict], thread: str = "") -> str:
@@ -34,14 +36,22 @@ def test_diff_at_a_terminal_marks_escape_sequences_in_names_and_contents(agent: 
         ("write_file", {"path": "plain.txt", "content": content}),
         ("shell", {"command": "printf x > \"$(printf 'n\\033[31mame')\""}),
     )
-    child = agent.spawn("diff", thread)
+    child = agent.spawn("diff", thread, env={"NO_COLOR": ""})  # a colour terminal
     out = child.read()
     child.close()
     assert child.exitstatus == 0
-    assert "+title" in out and "pwned" in out
-    assert ESC not in out and "\x07" not in out
+    # coloured as a diff: the added lines green; agentcli's colour codes are the only
+    # escape sequences on the screen, the file's own are marks
+    assert re.search(rf"{re.escape(ESC)}\[[0-9;]*[39]2m\+title", out), out
+    plain = SGR.sub("", out)
+    assert ESC not in plain and "\x07" not in plain
+    assert "+title ⟦ESC⟧]0;pwned⟦BEL⟧ clear ⟦ESC⟧[2J ⟦ESC⟧[31mred" in plain
     piped = agent.run("diff", thread).stdout  # a pipe gets the patch as it is
     assert f"{ESC}[2J" in piped
+    child = agent.spawn("diff", thread, env={"NO_COLOR": "1"})  # no colour, the same marks
+    out = child.read()
+    child.close()
+    assert ESC not in out and "+title ⟦ESC⟧]0;pwned⟦BEL⟧ clear ⟦ESC⟧[2J" in out
 
 
 def test_undo_names_a_gitignore_the_agent_wrote(agent: Agent) -> None:

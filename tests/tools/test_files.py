@@ -37,7 +37,7 @@ def test_read_file_offset_past_end(tool_env: ToolEnv) -> None:
     (tool_env.workspace / "a.txt").write_text("one\n")
     message = tool_env(read_file, path="a.txt", offset=5)
     assert message.status == "error"
-    assert "past the end" in message.content and "1 lines" in message.content
+    assert "past the end" in message.content and "(1 line)" in message.content
 
 
 def test_read_file_long_file_is_cut_with_offset_hint(tool_env: ToolEnv) -> None:
@@ -86,7 +86,7 @@ def test_write_file_creates_parents_then_overwrites(tool_env: ToolEnv) -> None:
     assert message.content == "created 'new/deep/f.txt' (2 lines, 8 bytes)"
     assert (tool_env.workspace / "new/deep/f.txt").read_text() == "one\ntwo\n"
     message = tool_env(write_file, path="new/deep/f.txt", content="é")
-    assert message.content == "overwrote 'new/deep/f.txt' (1 lines, 2 bytes)"
+    assert message.content == "overwrote 'new/deep/f.txt' (1 line, 2 bytes)"
 
 
 def test_write_file_keeps_line_endings(tool_env: ToolEnv) -> None:
@@ -105,7 +105,7 @@ def test_edit_file_replaces_the_single_occurrence(tool_env: ToolEnv) -> None:
     target.write_bytes(b"def f():\r\n    return 1\r\n")
     message = tool_env(edit_file, path="code.py", old_text="return 1", new_text="return 2")
     assert message.status == "success"
-    assert message.content == "edited 'code.py' at line 2: replaced 1 line(s) with 1"
+    assert message.content == "edited 'code.py' at line 2: replaced 1 line with 1"
     assert target.read_bytes() == b"def f():\r\n    return 2\r\n"
 
 
@@ -182,7 +182,7 @@ def test_a_link_inside_is_written_through_and_stays_a_link(tool_env: ToolEnv) ->
     (ws / "docs").mkdir()
     (ws / "docs" / "link").symlink_to("../README.md")
     message = tool_env(write_file, path="docs/link", content="new\n")
-    assert message.content == "overwrote 'README.md' (1 lines, 4 bytes)"
+    assert message.content == "overwrote 'README.md' (1 line, 4 bytes)"
     assert (ws / "docs" / "link").is_symlink() and (ws / "README.md").read_text() == "new\n"
     edited = tool_env(edit_file, path="docs/link", old_text="new", new_text="newer")
     assert edited.status == "success" and (ws / "README.md").read_text() == "newer\n"

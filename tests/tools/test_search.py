@@ -46,7 +46,7 @@ def matched_files(content: str) -> set[str]:
 def test_results_are_path_line_text(tool_env: ToolEnv, tree: Path) -> None:
     message = tool_env(search_files, pattern=r"TODO = ")
     assert message.status == "success"
-    assert message.content.splitlines() == ["src/app.py:2: TODO = 'fix me'", "[1 matches]"]
+    assert message.content.splitlines() == ["src/app.py:2: TODO = 'fix me'", "[1 match]"]
 
 
 def test_gitignore_git_dir_and_binary_files_are_skipped(tool_env: ToolEnv, tree: Path) -> None:

@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentcli_tools.plurals import counted
 from langchain_core.messages import AIMessage, RemoveMessage, ToolCall, ToolMessage
 from langgraph.types import Overwrite
 
@@ -262,7 +263,7 @@ def _joined(call: Mapping[str, Any], tasks: list[dict[str, Any]], refused: str =
 
 
 def outcome_text(tasks: Sequence[Mapping[str, Any]]) -> str:
-    lines = [f"{PLAN_RESULTS} ({len(tasks)} tasks):"]
+    lines = [f"{PLAN_RESULTS} ({counted(len(tasks), 'task')}):"]
     for task in tasks:
         args = json.dumps(task.get("ran_args") or task["args"], ensure_ascii=False)
         head = f"Task {task['id']} {task['tool']} {args}"

@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from agentcli_tools.context import ToolContext
+from agentcli_tools.plurals import counted
 from langchain_core.messages import ToolCall
 from langchain_core.tools import BaseTool
 from langgraph.types import interrupt
@@ -33,8 +34,8 @@ def decisions_in(
     decisions = answer.get("decisions") if isinstance(answer, Mapping) else None
     if not isinstance(decisions, list) or len(decisions) != expected:
         raise ValueError(
-            f'the answer must be {{"decisions": [...]}} with {expected} decision(s), one per'
-            f" call in order; got {_clip(answer)}"
+            f'the answer must be {{"decisions": [...]}} with {counted(expected, "decision")},'
+            f" one per call in order; got {_clip(answer)}"
         )
     for index, decision in enumerate(decisions, 1):
         kind = decision.get("type") if isinstance(decision, Mapping) else None

@@ -49,15 +49,28 @@ def test_an_agents_md_linking_out_of_the_workspace_is_not_read(tmp_path: Path) -
 
 def test_at_path_attaches_a_workspace_file(tmp_path: Path) -> None:
     (tmp_path / "notes.py").write_text("print('hi')\n")
-    text, files = attachments.attach("explain @notes.py, please; mail a@notes.py", tmp_path)
-    assert [f.rel for f in files] == ["notes.py"]
+    text, files, unknown = attachments.attach(
+        "explain @notes.py, please; mail a@notes.py", tmp_path
+    )
+    assert [f.rel for f in files] == ["notes.py"] and unknown == []
     assert text.startswith("explain @notes.py, please; mail a@notes.py\n\n")
     assert text.endswith("<attached_file path=\"notes.py\">\nprint('hi')\n</attached_file>")
 
 
-@pytest.mark.parametrize("word", ["@someone", "@bob@example.com", "@.", "@missing.txt"])
-def test_at_words_that_name_no_file_are_left_alone(tmp_path: Path, word: str) -> None:
-    assert attachments.attach(f"ask {word} about it", tmp_path) == (f"ask {word} about it", [])
+@pytest.mark.parametrize(
+    ("word", "why"),
+    [
+        ("@someone", "no such file in the workspace"),
+        ("@bob@example.com", "no such file in the workspace"),
+        ("@.", "a folder, not a file"),
+        ("@missing.txt", "no such file in the workspace"),
+    ],
+)
+def test_at_words_that_name_no_file_are_sent_as_typed_and_said(
+    tmp_path: Path, word: str, why: str
+) -> None:
+    text = f"ask {word} about it"
+    assert attachments.attach(text, tmp_path) == (text, [], [f"{word}: {why}"])
 
 
 def test_at_paths_leading_out_are_refused(tmp_path: Path) -> None:
@@ -72,7 +85,7 @@ def test_at_paths_leading_out_are_refused(tmp_path: Path) -> None:
 
 def test_a_big_attachment_is_cut(tmp_path: Path) -> None:
     (tmp_path / "big.txt").write_text("y" * (attachments.MAX_BYTES + 5))
-    text, files = attachments.attach("@big.txt", tmp_path)
+    text, files, _ = attachments.attach("@big.txt", tmp_path)
     assert files[0].cut and files[0].size == attachments.MAX_BYTES + 5
     assert "[cut: the file is" in text and "y" * (attachments.MAX_BYTES + 1) not in text
 
@@ -114,3 +127,25 @@ def test_common_models_are_priced_offline_and_config_wins(monkeypatch: pytest.Mo
     local = cost_usd(Settings(base_url="http://127.0.0.1:1/v1"), "gpt-4o-mini", usage)
     assert local == library  # an unknown URL (a proxy): priced by the model's name
     assert not [t for t in threading.enumerate() if t.name.startswith("genai_prices")]
+
+
+def test_at_paths_complete_inside_the_workspace_only(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "main.py").write_text("")
+    (work / "notes.txt").write_text("")
+    (work / ".env").write_text("")
+    (work / "evil\x1b[2Jname").write_text("")  # would not show as itself: not offered
+    (work / "with space").write_text("")
+    (work / "txt.exe\u202eno").write_text("")  # a bidi override: shown reversed
+    (work / "no\u200btes.txt").write_text("")  # a zero-width space: looks like notes.txt
+    (work / "nl\nname").write_text("")
+    (tmp_path / "secret.txt").write_text("")
+    (work / "out").symlink_to(tmp_path)  # a link out: listed, never entered
+    complete = attachments.completions
+    assert complete(work, "") == ["notes.txt", "out/", "src/"]
+    assert complete(work, "no") == ["notes.txt"]
+    assert complete(work, "src/") == ["src/main.py"]
+    assert complete(work, ".") == [".env"]
+    for outside in ("out/", "out/sec", "../", "../work/", "/etc/", "~/", "src/../../"):
+        assert complete(work, outside) == [], outside

@@ -111,7 +111,7 @@ def test_a_300_turn_thread_fits_in_5_mb_scaled_to_75_turns() -> None:
     assert float(row[0][2]) <= GOAL_MB * turns / GOAL_TURNS, done.stdout
 
 
-@pytest.mark.slow  # a smoke run of the benchmark, as the other benchmarks' (tests/e2e/test_bench.py)
+@pytest.mark.slow  # a smoke run of the benchmark, as the others are (tests/e2e/test_bench.py)
 def test_the_storage_benchmark_runs() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "storage.py"), "--quick"],

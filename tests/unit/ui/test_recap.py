@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from agentcli_tools.plurals import plural
+
 from agentcli.ui.recap import ARGS_CHARS, EXCHANGES, MESSAGE_LINES, call_line, message, recap
 
 
@@ -15,7 +17,7 @@ def exchange(number: int, calls: list[dict] | None = None) -> list[dict]:
 def test_only_the_last_exchanges_are_shown_and_the_rest_counted() -> None:
     entries = [entry for number in range(1, 6) for entry in exchange(number)]
     lines = [line.plain for line in recap(entries, "abc123")]
-    assert f"{5 - EXCHANGES} earlier exchange(s) not shown" in lines[0]
+    assert f"{5 - EXCHANGES} earlier {plural('exchange', 5 - EXCHANGES)} not shown" in lines[0]
     assert "agentcli threads show abc123" in lines[0]
     shown = [line for line in lines if line.startswith(("you: ", "assistant: "))]
     assert shown == [

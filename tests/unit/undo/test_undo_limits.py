@@ -32,6 +32,9 @@ def workspace(tmp_path: Path) -> Path:
         ("calculator", {"expression": "1"}, True, (), None),
         ("shell", {"command": "rm -rf x"}, True, (), "changes to ignored files, files over"),
         ("shell", {"command": "x"}, False, (), "the sandbox is off, so files it changes"),
+        ("shell", {"command": "ls -la"}, False, (), None),  # it only reads: nothing to undo
+        ("shell", {"command": "cat .git/config | wc -l"}, True, (), None),
+        ("shell", {"command": "ls > .git/x"}, True, (), "inside a .git folder"),
         ("shell", {"command": "x"}, True, ("/home/me/.npm",), "[sandbox] writable (/home/me/.npm)"),
         ("write_file", {"path": "small.txt", "content": "t"}, True, (), None),
         ("write_file", {"path": "small.txt", "content": "t" * 101}, True, (), "small.txt is over"),
@@ -107,7 +110,7 @@ def test_a_shell_call_that_names_git_s_own_files_is_flagged(
         ('sh -c "printf x >> .GIT/config"', ".GIT/config"),
         (f"printf x > {workspace.resolve()}/.git/config", f"{workspace.resolve()}/.git/config"),
         ("git --git-dir=.git config core.hooksPath /tmp", ".git"),
-        ("cat vendor/lib.c", "vendor/"),
+        ("touch vendor/lib.c", "vendor/"),
     ]:
         said = undo_limit(snapshots, workspace, "shell", {"command": command}, True)
         assert said is not None and f"it names {named}" in said.replace("files in ", ""), said

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentcli_tools.output import cap_output
+from agentcli_tools.plurals import counted
 
 LABEL_CHARS = 200  # a server-given MIME type, URI or name shown in a placeholder
 
@@ -27,7 +28,8 @@ def _block_text(block: Any) -> str:
         return str(getattr(block, "text", ""))
     if kind in ("image", "audio"):
         size = _decoded_size(getattr(block, "data", ""))
-        return f"[{kind}: {_label(block, 'mimeType')}, {size} bytes, not shown to the model]"
+        mime = _label(block, "mimeType")
+        return f"[{kind}: {mime}, {counted(size, 'byte')}, not shown to the model]"
     if kind == "resource_link":
         uri, name = _label(block, "uri"), _label(block, "name")
         return f"[resource link: {name} {uri} ({_label(block, 'mimeType')})]"
@@ -38,7 +40,7 @@ def _block_text(block: Any) -> str:
             return text
         size = _decoded_size(getattr(resource, "blob", ""))
         uri, mime = _label(resource, "uri"), _label(resource, "mimeType")
-        return f"[resource: {uri}, {mime}, {size} bytes, not shown to the model]"
+        return f"[resource: {uri}, {mime}, {counted(size, 'byte')}, not shown to the model]"
     return f"[{_clip(str(kind))} content, not shown to the model]"
 
 
