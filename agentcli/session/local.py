@@ -62,10 +62,11 @@ class Session(ReviewAnswers):
 
     def set_model(self, name: str) -> None:
         """Use another model from the next turn on (recorded with the thread)."""
-        self.settings = for_model(self.settings, name)  # with its [models."GLOB"] tables
-        self._model = None
-        self._window = None
-        self._graph = None
+        with self._making:  # not while the chat's start-up thread makes the old ones
+            self.settings = for_model(self.settings, name)  # with its [models."GLOB"] tables
+            self._model = None
+            self._window = None
+            self._graph = None
         if self.row:
             self.store.update(self.thread_id, model=name)
 

@@ -9,6 +9,7 @@ its reviews, local.py holds the thread operations.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,9 @@ class LocalGraph(ThreadSession):
         self.tools = {tool.name: tool for tool in tools}
         self._model = model
         self._graph: Any = None
+        # the model, the graph and the window are made on first use, by whichever thread
+        # needs them first: the chat's start-up thread (prepare) or the main one
+        self._making = threading.RLock()
         self._run: Background | None = None
         self.soft_ctrl_c = False  # chat: Ctrl-C stops the run and returns to the prompt
         self.thread_id = new_thread_id()
@@ -88,38 +92,49 @@ class LocalGraph(ThreadSession):
     def model(self) -> BaseChatModel:
         """The chat model, made on first use: a bad model config fails here, before a run."""
         if self._model is None:
-            self._model = make_model(self.settings)
+            with self._making:
+                if self._model is None:
+                    self._model = make_model(self.settings)
         return self._model
 
-    def prepare(self) -> None:
-        """Make the model client and compile the graph now, not at the first message (the
-        chat does this in the background while the person types)."""
-        self.model()
+    def prepare_reading(self) -> None:
+        """Compile the graph now: what reading the thread and showing its review needs."""
         self.graph  # noqa: B018 (compiled on first access)
+
+    def prepare(self) -> None:
+        """Compile the graph, make the model client (the OpenAI SDK is the slowest import)
+        and learn its context window now, not at the first message (the chat does this in
+        the background while the person types or reads a review)."""
+        self.prepare_reading()
+        self.model()
         self.context_window()
 
     @property
     def graph(self) -> Any:
-        if self._graph is None:
-            retry = Retries.of(self.settings)
-            tools = list(self.tools.values())
-            builder = build_graph(
-                self.model, tools, retry=retry, tool_calls=self.settings.tool_calls
-            )
-            redact_saved_errors(self.store.saver, self.redactor)
-            self._graph = builder.compile(checkpointer=self.store.saver)
+        if self._graph is None:  # made once: the lock only while it may be made
+            with self._making:
+                if self._graph is None:
+                    retry = Retries.of(self.settings)
+                    tools = list(self.tools.values())
+                    builder = build_graph(
+                        self.model, tools, retry=retry, tool_calls=self.settings.tool_calls
+                    )
+                    redact_saved_errors(self.store.saver, self.redactor)
+                    self._graph = builder.compile(checkpointer=self.store.saver)
         return self._graph
 
     def context_window(self) -> int | None:
         """The model's window: configured, else asked of the server once per session."""
         if self._window is None:
-            from agentcli.agent.context.window import probe
+            with self._making:
+                if self._window is None:
+                    from agentcli.agent.context.window import probe
 
-            s = self.settings
-            window = s.context_window
-            if not window and s.compact and s.base_url:
-                window = probe(s.base_url, s.model, s.api_key) or 0
-            self._window = window
+                    s = self.settings
+                    window = s.context_window
+                    if not window and s.compact and s.base_url:
+                        window = probe(s.base_url, s.model, s.api_key) or 0
+                    self._window = window
         return self._window or None
 
     @property
