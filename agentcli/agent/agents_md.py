@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
-from agentcli_tools.base import ToolError
+from typing import TYPE_CHECKING
 
 from agentcli.agent.untrusted_text_fence import fence
-from agentcli.agent.workspace_files import WorkspaceText, read_text
+
+if TYPE_CHECKING:
+    from agentcli.agent.workspace_files import WorkspaceText
 
 FILE = "AGENTS.md"
 MAX_BYTES = 32_000
@@ -33,6 +34,12 @@ def load(workspace: Path) -> tuple[WorkspaceText | None, str | None]:
     """The file (None if there is none) and, when one is there but cannot be used, why."""
     if not os.path.lexists(workspace / FILE):
         return None, None
+    # here: the file reader's errors are the tools' (LangChain's), which `agentcli doctor`
+    # loads only when there is a file to read
+    from agentcli_tools.base import ToolError
+
+    from agentcli.agent.workspace_files import read_text
+
     try:
         return read_text(workspace, FILE, MAX_BYTES), None
     except ToolError as exc:

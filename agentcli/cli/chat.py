@@ -41,11 +41,13 @@ def chat(
     message; /plan MESSAGE asks for a plan for one message. An AGENTS.md at the workspace
     root is added to the system prompt.
     """
-    from agentcli.cli.chat_loop import Chat
     from agentcli.cli.early_prompt import start
 
     common.sandbox = sandbox
-    chat_loop = Chat(start(common, thread, last, auto_approve, approve, deny))
+    starting = start(common, thread, last, auto_approve, approve, deny)
+    from agentcli.cli.chat_loop import Chat  # after the checks: an error does not wait for it
+
+    chat_loop = Chat(starting)
     chat_loop.planning = plan
     chat_loop.loop(message)
 
@@ -69,8 +71,10 @@ def resume(
     Calls waiting for review are shown next, before the prompt; a thread whose workspace
     folder is gone is warned about (--workspace DIR moves it).
     """
-    from agentcli.cli.chat_loop import Chat
     from agentcli.cli.early_prompt import start
 
     common.sandbox = sandbox
-    Chat(start(common, thread_id, thread_id is None, auto_approve, approve, deny)).loop(message)
+    starting = start(common, thread_id, thread_id is None, auto_approve, approve, deny)
+    from agentcli.cli.chat_loop import Chat  # after the checks: an error does not wait for it
+
+    Chat(starting).loop(message)

@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from agentcli.agent.model.chat_model import cost_usd
-from agentcli.agent.model.token_count import method as counted_by
 from agentcli.cli.bang_command import ShellRun, is_command
 from agentcli.cli.ctrl_c import stopping
 from agentcli.cli.review_alarm import ReviewAlarm
@@ -246,6 +244,11 @@ class Chat:
     def show_usage(self, usage: dict[str, Any]) -> None:
         if not usage.get("total_tokens"):
             return
+        # here, not at the top: the token counter loads LangChain, which the prompt must not
+        # wait for (the session, made in the background, has loaded it by now)
+        from agentcli.agent.model.chat_model import cost_usd
+        from agentcli.agent.model.token_count import method as counted_by
+
         row = self.session.store.resolve(self.session.thread_id)
         total = {"input_tokens": row.input_tokens, "output_tokens": row.output_tokens}
         line = f"{usage['input_tokens']:,} in · {usage['output_tokens']:,} out"

@@ -2,9 +2,12 @@
 
 LangChain, LangGraph and the OpenAI client are slow to import. `agentcli chat`
 does not wait for them: the thread is found (or its id chosen) with the thread index
-alone, the prompt comes up, and the session (the libraries, the tools, the model client,
-the compiled graph) is made in a daemon thread while the person types. The first message
-waits for it only as long as it must. bench/startup.py measures both moments.
+alone, the prompt comes up, and the session (the libraries, the tools, the compiled graph)
+is made in a daemon thread while the person types. The first message waits for it only as
+long as it must. As soon as the graph is compiled the thread can be read (a resumed
+thread's recap and pending review show); the model client (the OpenAI SDK, the slowest
+import) is made next, in the same thread, while the person reads. bench/startup.py
+measures these moments.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -100,12 +104,16 @@ def start(
                 session.open(row.thread_id)
             else:
                 session.thread_id = starting.thread_id
-            session.prepare()
-            gc_tuning.ready()
+            session.prepare_reading()
         except BaseException as exc:
             starting.future.set_exception(exc)
-        else:
-            starting.future.set_result(session)
+            return
+        starting.future.set_result(session)  # the recap and a pending review can show now
+        # then the model client, while the person reads or types: a failure here is raised
+        # again where the chat first needs the model, as an error of that message
+        with suppress(Exception):
+            session.prepare()
+        gc_tuning.ready()
 
     starting.work = prepare
     return starting

@@ -134,6 +134,9 @@ class Session(ThreadSession):
     def model(self) -> BaseChatModel:
         return self.engine.model()
 
+    def prepare_reading(self) -> None:
+        self.engine.prepare_reading()
+
     def prepare(self) -> None:
         self.engine.prepare()
 

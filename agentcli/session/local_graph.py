@@ -9,6 +9,7 @@ review answered).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -73,48 +74,63 @@ class LocalGraph:
         self._model = model
         self._graph: Any = None
         self._window: int | None = None  # the model's context window; 0: unknown
+        # the model, the graph and the window are made on first use, by whichever thread
+        # needs them first: the chat's start-up thread (prepare) or the main one
+        self._making = threading.RLock()
         self._known: dict[str, Any] = {}  # thread id: its state as the last run left it
 
     def model(self) -> BaseChatModel:
         """The chat model, made on first use: a bad model config fails here, before a run."""
         if self._model is None:
-            self._model = make_model(self.settings)
+            with self._making:
+                if self._model is None:
+                    self._model = make_model(self.settings)
         return self._model
 
     def use_settings(self, settings: Settings) -> None:
         """Another model's settings (/model): its client, graph and window made again."""
-        self.settings = settings
-        self._model = self._graph = self._window = None
+        with self._making:  # not while the chat's start-up thread makes the old ones
+            self.settings = settings
+            self._model = self._graph = self._window = None
+
+    def prepare_reading(self) -> None:
+        """Compile the graph now: what reading the thread and showing its review needs."""
+        self.graph  # noqa: B018 (compiled on first access)
 
     def prepare(self) -> None:
-        """Make the model client and compile the graph now, not at the first message (the
-        chat does this in the background while the person types)."""
+        """Compile the graph, make the model client (the OpenAI SDK is the slowest import)
+        and learn its context window now, not at the first message (the chat does this in
+        the background while the person types or reads a review)."""
+        self.prepare_reading()
         self.model()
-        self.graph  # noqa: B018 (compiled on first access)
         self.context_window()
 
     @property
     def graph(self) -> Any:
-        if self._graph is None:
-            retry = Retries.of(self.settings)
-            tools = list(self.tools.values())
-            builder = build_graph(
-                self.model, tools, retry=retry, tool_calls=self.settings.tool_calls
-            )
-            redact_saved_errors(self.store.saver, self.redactor)
-            self._graph = builder.compile(checkpointer=self.store.saver)
+        if self._graph is None:  # made once: the lock only while it may be made
+            with self._making:
+                if self._graph is None:
+                    retry = Retries.of(self.settings)
+                    tools = list(self.tools.values())
+                    builder = build_graph(
+                        self.model, tools, retry=retry, tool_calls=self.settings.tool_calls
+                    )
+                    redact_saved_errors(self.store.saver, self.redactor)
+                    self._graph = builder.compile(checkpointer=self.store.saver)
         return self._graph
 
     def context_window(self) -> int | None:
         """The model's window: configured, else asked of the server once per session."""
         if self._window is None:
-            from agentcli.agent.context.window import probe
+            with self._making:
+                if self._window is None:
+                    from agentcli.agent.context.window import probe
 
-            s = self.settings
-            window = s.context_window
-            if not window and s.compact and s.base_url:
-                window = probe(s.base_url, s.model, s.api_key) or 0
-            self._window = window
+                    s = self.settings
+                    window = s.context_window
+                    if not window and s.compact and s.base_url:
+                        window = probe(s.base_url, s.model, s.api_key) or 0
+                    self._window = window
         return self._window or None
 
     def config(self, thread_id: str) -> dict[str, Any]:

@@ -101,6 +101,9 @@ class RemoteSession(ThreadSession):
 
     # -- threads ---------------------------------------------------------------
 
+    def prepare_reading(self) -> None:
+        """Nothing to make ahead: the server reads its threads."""
+
     def prepare(self) -> None:
         """Nothing to make ahead: the server has the model and the graph."""
 

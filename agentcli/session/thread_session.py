@@ -64,6 +64,11 @@ class ThreadSession(ABC):
         """Start over: the next message begins a new thread."""
 
     @abstractmethod
+    def prepare_reading(self) -> None:
+        """Make ahead what reading the thread and showing its review needs (prepare makes
+        the rest)."""
+
+    @abstractmethod
     def prepare(self) -> None:
         """Make ahead what the first message needs (the chat does it while the person types)."""
 

@@ -25,8 +25,12 @@ ROWS = {
         "`agentcli --help`",
         "`agentcli threads list`",
         "`agentcli tools`",
+        "`agentcli threads show ID`",
+        "`agentcli chat, no key: the error`",
+        "terminal: `agentcli --help`, spawn to exit",
         "chat: launch to prompt ready",
         "chat: launch to answer, message typed at the prompt",
+        "resume: launch to the review panel",
         "`agentcli run hi` (whole command)",
     ],
     "run.py": ["`agentcli run hi`", "bench/minimal.py |", "bench/minimal.py --gc"],
@@ -105,7 +109,7 @@ EXACT = {
 }
 # rows with a pass/miss
 GOALS = {
-    "startup.py": 4,
+    "startup.py": 6,
     "run.py": 1,
     "turns.py": 5,
     "parallel.py": 2,

@@ -1,16 +1,25 @@
-"""The quick commands import nothing heavy (issue 8): timings live in bench/startup.py,
-but which modules a command loads is exact, so it is checked here."""
+"""The quick commands import nothing heavy (issues 8 and 27): timings live in
+bench/startup.py, but which modules a command loads is exact, so it is checked here: in
+process for the short commands, and through the installed command's `-X importtime` for the
+chat, whose session loads LangChain in a background thread once the prompt is up."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pexpect
 import pytest
+
+from tests.e2e.conftest import AGENTCLI, Agent
+from tests.helpers.scripted_server import text
+from tests.helpers.terminal import PROMPT
 
 HEAVY = (
     "langchain_core",
+    "langsmith",
     "langchain_openai",
     "langgraph",
     "openai",
@@ -21,6 +30,8 @@ HEAVY = (
     "pygments",
     "typer.rich_utils",
 )
+# what the chat's session loads in the background, once the prompt is drawn
+SESSION_LIBRARIES = ("langchain_core", "langchain_openai", "langgraph", "langsmith", "openai")
 
 MODULES_AFTER = f"""
 import sys
@@ -34,7 +45,7 @@ print([m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)
 """
 
 
-def heavy_imports(tmp_path: Path, *args: str, config: str = "") -> str:
+def heavy_imports(tmp_path: Path, *args: str, config: str = "", **env_more: str) -> str:
     path = tmp_path / "config.toml"
     path.write_text(config)
     env = {
@@ -42,6 +53,7 @@ def heavy_imports(tmp_path: Path, *args: str, config: str = "") -> str:
         "HOME": str(tmp_path),
         "XDG_DATA_HOME": str(tmp_path / "data"),
         "PATH": "/usr/bin:/bin",
+        **env_more,
     }
     result = subprocess.run(
         [sys.executable, "-c", MODULES_AFTER, *args],
@@ -50,8 +62,12 @@ def heavy_imports(tmp_path: Path, *args: str, config: str = "") -> str:
         env=env,
         timeout=60,
     )
-    assert result.stdout, result.stderr
-    return result.stderr.strip().splitlines()[-1]
+    last = result.stderr.strip().splitlines()[-1]
+    assert result.stdout or "agentcli: error: no model server is set up" in result.stderr, (
+        result.stderr
+    )  # the command did its work (or, with no server set up, stopped at the guide)
+    assert last.startswith("["), result.stderr
+    return last
 
 
 @pytest.mark.parametrize(
@@ -64,10 +80,57 @@ def heavy_imports(tmp_path: Path, *args: str, config: str = "") -> str:
         ["tools"],
         ["tools", "--json"],
         ["config", "show"],
+        ["--version"],
+        ["policy", "check", "shell", '{"command": "ls"}'],
+        ["policy", "check", "write_file", '{"path": "a.txt", "content": "x"}'],
+        ["doctor"],  # no key and no base URL: no server to probe (the probe uses httpx)
+        ["run", "hi"],  # no model server set up: the guide, before anything loads
+        ["chat"],
+        ["resume"],
     ],
 )
 def test_quick_commands_import_nothing_heavy(tmp_path: Path, args: list[str]) -> None:
     assert heavy_imports(tmp_path, *args) == "[]"
+
+
+def test_a_key_and_a_server_change_nothing_for_the_store_commands(tmp_path: Path) -> None:
+    """With a model server set up, commands that only read the index still load nothing."""
+    server = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    for args in (["threads", "list"], ["config", "show"], ["--help"], ["tools"]):
+        assert heavy_imports(tmp_path, *args, **server) == "[]", args
+
+
+def imported_before(agent: Agent, pattern: str, *args: str) -> list[str]:
+    """The heavy modules the installed command imported before `pattern` showed on its
+    terminal (`-X importtime` writes each import to stderr, the same terminal)."""
+    child = pexpect.spawn(
+        sys.executable,
+        ["-X", "importtime", AGENTCLI, *args],
+        env=agent.env,
+        cwd=str(agent.workspace),
+        encoding="utf-8",
+        timeout=120,
+        dimensions=(40, 120),
+    )
+    try:
+        child.expect(pattern)
+        shown = child.before or ""
+    finally:
+        child.close(force=True)
+    names = set(re.findall(r"^import time:.*\|\s+([\w.]+)\s*$", shown, re.M))
+    assert "agentcli.cli" in names, shown[-2000:]  # the check reads the imports at all
+    return sorted({name.split(".")[0] for name in names} & set(SESSION_LIBRARIES))
+
+
+def test_the_chat_prompt_comes_before_langchain(agent: Agent) -> None:
+    """The prompt is drawn by the main thread before the session's libraries load."""
+    assert imported_before(agent, PROMPT, "chat") == []
+
+
+def test_the_terminal_check_sees_heavy_imports(agent: Agent) -> None:
+    """The same check, up to the moment the session is needed: LangChain is there."""
+    agent.server.push(text("Hello."))
+    assert "langchain_core" in imported_before(agent, "Hello.", "chat", "hi")
 
 
 def test_the_check_sees_heavy_imports(tmp_path: Path) -> None:
