@@ -12,6 +12,7 @@ from agentcli.cli.common_options import (
     Common,
     DenyOpt,
     LastOpt,
+    ModeOpt,
     PlanOpt,
     SandboxOpt,
     ThreadOpt,
@@ -30,11 +31,13 @@ def chat(
     approve: ApproveOpt = None,
     deny: DenyOpt = None,
     sandbox: SandboxOpt = None,
+    mode: ModeOpt = None,
     plan: PlanOpt = False,
     *,
     common: Common,
 ) -> None:
-    """Talk with the agent; every tool call waits for your decision.
+    """Talk with the agent; every tool call the approval mode does not allow waits for
+    your decision (/mode shows and changes the mode).
 
     In a message, @path attaches that workspace file's content. At the prompt, !command
     runs a shell command as you (no model, no review); its output goes with your next
@@ -45,9 +48,8 @@ def chat(
     from agentcli.cli.early_prompt import start
 
     common.sandbox = sandbox
-    chat_loop = Chat(start(common, thread, last, auto_approve, approve, deny))
-    chat_loop.planning = plan
-    chat_loop.loop(message)
+    common.take_mode(mode, plan)
+    Chat(start(common, thread, last, auto_approve, approve, deny)).loop(message)
 
 
 @common_options(server=True, requests=True)
@@ -61,6 +63,8 @@ def resume(
     approve: ApproveOpt = None,
     deny: DenyOpt = None,
     sandbox: SandboxOpt = None,
+    mode: ModeOpt = None,
+    plan: PlanOpt = False,
     *,
     common: Common,
 ) -> None:
@@ -73,4 +77,5 @@ def resume(
     from agentcli.cli.early_prompt import start
 
     common.sandbox = sandbox
+    common.take_mode(mode, plan)
     Chat(start(common, thread_id, thread_id is None, auto_approve, approve, deny)).loop(message)

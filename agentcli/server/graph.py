@@ -38,9 +38,10 @@ from agentcli.agent.outbound import guard_outbound
 from agentcli.agent.review.approval_seals import PROCESS_KEY, ApprovalKey
 from agentcli.agent.secrets import NEVER_PASS, hide_environment, session_redactor
 from agentcli.agent.state import RunContext
-from agentcli.agent.toolset.sandboxing import sandbox_of
+from agentcli.agent.toolset.sandboxing import mode_box, sandbox_of
 from agentcli.config import Settings, load_settings
 from agentcli.errors import ConfigError
+from agentcli.policy.approval_modes import MODES
 from agentcli.policy.approval_policy import Policy
 from agentcli.server.call_journal import ServerJournal
 from agentcli.snapshots.call_snapshots import snapshots_of
@@ -71,15 +72,17 @@ def inside(root: Path, requested: Path | str) -> Path:
 def client_policy(settings: Settings, approval: Mapping[str, Any] | None) -> Policy:
     """The server's approval rules with a client's flags on top."""
     flags = dict(approval or {})
-    unknown = set(flags) - {"auto_approve", "approve", "deny"}
+    unknown = set(flags) - {"auto_approve", "approve", "deny", "mode"}
     names = [flags.get(key, []) for key in ("approve", "deny")]
     if (
         unknown
+        or flags.get("mode", settings.approval_mode) not in MODES
         or not isinstance(flags.get("auto_approve", False), bool)
         or not all(isinstance(v, list) and all(isinstance(n, str) for n in v) for v in names)
     ):
         raise ValueError(
             'context "approval" takes auto_approve (a boolean), approve and deny (tool names)'
+            f" and mode (one of {', '.join(MODES)})"
         )
     return Policy.build(
         settings.allow,
@@ -88,6 +91,8 @@ def client_policy(settings: Settings, approval: Mapping[str, Any] | None) -> Pol
         flag_allow=names[0],
         flag_deny=names[1],
         auto_approve=flags.get("auto_approve", False),
+        mode=flags.get("mode", settings.approval_mode),
+        box=mode_box(settings),
     )
 
 

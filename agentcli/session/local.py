@@ -12,6 +12,7 @@ message or resume that starts a run.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from langchain_core.messages import HumanMessage
@@ -68,6 +69,11 @@ class Session(ReviewAnswers):
         self._graph = None
         if self.row:
             self.store.update(self.thread_id, model=name)
+
+    def set_mode(self, mode: str) -> None:
+        """The approval mode from the next run on: the policy's, which each run's context
+        carries (local_graph.py)."""
+        self.policy = replace(self.policy, mode=mode)
 
     def allow_tool(self, name: str) -> None:
         """Allow a tool for the rest of this thread, as `A` at a review does."""

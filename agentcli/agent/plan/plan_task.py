@@ -22,6 +22,7 @@ from agentcli.agent.plan.result_targets import moved
 from agentcli.agent.plan.substitution import substitute
 from agentcli.agent.review.approval_seals import ApprovalKey
 from agentcli.agent.review.audit_records import PEOPLE, audit_record
+from agentcli.agent.review.mode_checks import held
 
 DONE, FAILED, SKIPPED, REFUSED = "done", "failed", "skipped", "refused"
 SHELL_OK = "exit code 0"
@@ -101,7 +102,8 @@ def _refused(
     workspace = getattr(ctx, "workspace", None)
 
     def ask(with_args: Any) -> Any:
-        return policy.decide(call["name"], with_args, allowed, workspace=workspace)
+        verdict = policy.decide(call["name"], with_args, allowed, workspace=workspace)
+        return held(ctx, call["name"], with_args, verdict)  # a mode's grant, in this run
 
     verdict = ask(args)
     if verdict.decision == "deny":

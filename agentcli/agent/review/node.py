@@ -35,6 +35,7 @@ from agentcli.agent.review.approval_seals import (
 from agentcli.agent.review.argument_check import validate_args
 from agentcli.agent.review.audit_records import PEOPLE, audit_record, decider, refusal_kind
 from agentcli.agent.review.interrupt_payload import review_request
+from agentcli.agent.review.mode_checks import held
 from agentcli.agent.review.pending_calls import ALTERED, answered_ids, vet
 from agentcli.agent.review.preconditions import precondition
 from agentcli.agent.state import AgentState, RunContext
@@ -142,6 +143,7 @@ def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 
             verdict = ctx.policy.decide(
                 call["name"], call["args"], allowed, workspace=ctx.workspace
             )
+            verdict = held(ctx, call["name"], call["args"], verdict)
             if verdict.decision == "allow":
                 lifted = (
                     unconfined_rule(ctx.policy.rules, call["name"], call["args"])
