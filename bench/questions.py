@@ -3,7 +3,8 @@
 Every task is a user message and the tool calls a scripted model makes for it, in turns
 (several calls at once where a model would make them), then an answer
 (tests/helpers/scripted_server.py). They go through the installed command: `agentcli run
---mode MODE --output json MESSAGE` on one thread per mode and, while the thread parks,
+--output json MESSAGE` on one thread per mode (`[approval] mode` in its config, so the runs
+`review` continues are in the same mode) and, while the thread parks,
 `agentcli review ID --approve/--reject CALL... --output json`. A call the review asks about
 is a question; a dangerous call is rejected (never run), every other one approved. The audit
 (`agentcli audit --thread ID --json`) then says who decided each call: the mode, a person
@@ -156,14 +157,16 @@ def run_mode(mode: str, server: ScriptedServer, home: Path, all_tasks: list[Task
     (workspace / "keys").symlink_to(home / ".ssh")
     env = cli_env(home, server.base_url)
     env["AGENTCLI_DB"] = str(home / f"{mode}.db")
+    # the mode for `run` and for the runs `review` continues alike: the config's
+    config = home / f"{mode}.toml"
+    config.write_text(f'[approval]\nmode = "{mode}"\n')
+    env["AGENTCLI_CONFIG"] = str(config)
     tally = Tally()
     thread: str | None = None
     for task in all_tasks:
         server.push(*(tool_calls(*turn) for turn in task.turns), text("done"))
         where = ["--thread", thread] if thread else []
-        out = agentcli(
-            env, workspace, "run", *where, "--mode", mode, "--output", "json", task.message
-        )
+        out = agentcli(env, workspace, "run", *where, "--output", "json", task.message)
         thread = out["thread_id"]
         while out["status"] == "awaiting_approval":
             decisions = []
@@ -219,7 +222,7 @@ def main() -> None:
     dangerous = sum(len(turn) for task in all_tasks if task.dangerous for turn in task.turns)
     print(
         f"{len(all_tasks)} tasks, {len(calls)} calls ({dangerous} dangerous); {machine()};"
-        " `agentcli run --mode MODE`\n"
+        " `[approval] mode = MODE`\n"
     )
     rows = []
     for mode, tally in results.items():
