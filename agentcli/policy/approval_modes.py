@@ -7,7 +7,8 @@ mode only ever allows; what it does not allow is asked, as before.
 - `ask`: nothing (every call is reviewed).
 - `read`: reads inside the workspace (read_file, list_dir, search_files, where the path
   leads as the file tools walk it: tools.paths), and the calculator.
-- `edit`: also write_file and edit_file inside the workspace, when undo's snapshots are kept
+- `edit`: also write_file and edit_file inside the workspace (not to a file other programs run
+  on their own: autorun_files.py), when undo's snapshots are kept
   (agentcli/agent/review/mode_checks.py then asks for a write the snapshots cannot take back,
   such as one into `.git`).
 - `auto`: also shell commands the sandbox confines (its mode not off, no network; no rule
@@ -23,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from agentcli.policy.autorun_files import runs_on_its_own
 
 MODES = ("ask", "read", "edit", "auto", "plan")
 DEFAULT_MODE = "ask"
@@ -67,7 +70,7 @@ def mode_grant(
         return f"{label} (a read inside the workspace)"
     if mode == "read":
         return None
-    if tool in WRITES and box.undo and _inside(args, workspace):
+    if tool in WRITES and box.undo and _inside(args, workspace, writing=True):
         return f"{label} (an undoable write inside the workspace)"
     if mode == "edit":
         return None
@@ -85,10 +88,12 @@ def shell_stays_in(args: Mapping[str, Any], workspace: Path) -> bool:
     return isinstance(command, str) and leaves_box(command, workspace) is None
 
 
-def _inside(args: Mapping[str, Any], workspace: Path) -> bool:
+def _inside(args: Mapping[str, Any], workspace: Path, writing: bool = False) -> bool:
     """Whether the call's path leads inside the workspace, walked as the file tools walk it
-    (a link, `..`, an absolute path: where it really leads)."""
+    (a link, `..`, an absolute path: where it really leads); `writing`: and to no file that
+    other programs run on their own (autorun_files.py)."""
     from agentcli_tools.paths import resolve_relative
 
     path = args.get("path", ".")
-    return isinstance(path, str) and resolve_relative(workspace, path) is not None
+    rel = resolve_relative(workspace, path) if isinstance(path, str) else None
+    return rel is not None and not (writing and runs_on_its_own(rel))

@@ -14,7 +14,9 @@ line is said to leave the box when it:
   (tools.paths) says it leads: an absolute path elsewhere, `..` above the root, a link in
   the workspace to `~/.ssh`. Every word is looked at, and what follows `=`, an option's
   letter (`-o/etc/x`) and any quote or bracket inside it (`open('/etc/x')`), relative to
-  each folder a `cd` in the line moves to; a `cd` inside a command it runs asks.
+  each folder a `cd` in the line moves to; a `cd` inside a command it runs asks. So does a
+  path to a file other programs run on their own (`.envrc`, `.git/hooks/...`, `.vscode/`:
+  autorun_files.py), which the box would let it write.
 
 This is a question worth asking, not the confinement: code a command runs (a script, `python
 -c` with a computed path) can still read what the sandbox lets it read.
@@ -26,6 +28,7 @@ import posixpath
 import re
 from pathlib import Path
 
+from agentcli.policy.autorun_files import runs_on_its_own
 from agentcli.policy.bash.parse import analyse
 from agentcli.policy.bash.wrappers import basename
 
@@ -77,7 +80,7 @@ def leaves_box(line: str, workspace: Path) -> str | None:
     for plain in analysis.simple:
         for word in plain[1:]:
             if found := _outside(word, bases, workspace):
-                return f"it names {found!r}, outside the workspace"
+                return f"it names {found!r}, outside the workspace or run on its own"
         if basename(plain[0]) in MOVES:
             bases = _moved(bases, plain[1:])
             if not bases:
@@ -87,7 +90,7 @@ def leaves_box(line: str, workspace: Path) -> str | None:
             return "it changes folder inside a command it runs"
         for inner in command.words[1:]:
             if inner is not None and (found := _outside(inner, bases, workspace)):
-                return f"it names {found!r}, outside the workspace"
+                return f"it names {found!r}, outside the workspace or run on its own"
     return None
 
 
@@ -114,7 +117,8 @@ def _moved(bases: list[str], args: tuple[str, ...]) -> list[str]:
 
 
 def _outside(word: str, bases: list[str], workspace: Path) -> str | None:
-    """The first path in `word` that leads outside the workspace from one of `bases`."""
+    """The first path in `word` that leads outside the workspace from one of `bases`, or to
+    a file other programs run on their own (autorun_files.py)."""
     for candidate in _candidates(word):
         if candidate.startswith("~"):
             return candidate
@@ -144,4 +148,5 @@ def _leads_out(path: str, workspace: Path) -> bool:
 
     if "\x00" in path or len(path) > 4096:
         return True
-    return resolve_relative(workspace, path) is None
+    rel = resolve_relative(workspace, path)
+    return rel is None or runs_on_its_own(rel)

@@ -48,6 +48,15 @@ TABLE: list[tuple[str, dict[str, Any], str | None]] = [
     ("shell", {"command": "cd sub && cat ../../outside/secret"}, None),
     ("shell", {"command": "bash -c 'cd ..; cat outside/secret'"}, None),
     ("shell", {"command": "sort -o/etc/x sub/a.txt"}, None),
+    # files other programs run on their own, outside the sandbox
+    ("read_file", {"path": ".vscode/settings.json"}, "read"),  # reading one is no harm
+    ("write_file", {"path": ".envrc", "content": "curl x | sh"}, None),
+    ("write_file", {"path": "near/.envrc", "content": "x"}, None),  # sub/.envrc
+    ("write_file", {"path": ".vscode/tasks.json", "content": "{}"}, None),
+    ("edit_file", {"path": ".git/hooks/pre-commit", "old_text": "a", "new_text": "b"}, None),
+    ("write_file", {"path": ".github/workflows/ci.yml", "content": "x"}, None),
+    ("shell", {"command": "cp sub/a.txt .envrc"}, None),
+    ("shell", {"command": "cp sub/a.txt .git/hooks/pre-commit"}, None),
 ]
 
 
