@@ -38,21 +38,23 @@ def asked(events: list) -> list[str]:
     return [r["name"] for e in events if isinstance(e, ReviewRequest) for r in e.action_requests]
 
 
-def test_edit_runs_a_write_and_records_the_mode_but_asks_for_one_into_git(
+def test_edit_runs_a_write_and_records_the_mode_but_asks_for_one_undo_cannot_take_back(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "work" / ".git" / "hooks").mkdir(parents=True)
+    hook = {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\nid\n"}
     replies = [
         call(("read_file", {"path": "a.txt"}), ("write_file", {"path": "b.txt", "content": "b"})),
-        call(("write_file", {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\nid\n"})),
+        call(("write_file", {"path": ".gitignore", "content": "*\n"}), ("write_file", hook)),
         say("done"),
     ]
     s = session(tmp_path, "edit", replies)
     events = list(s.send("go"))
-    assert asked(events) == ["write_file"]  # the hook, which undo could not take back
     review = next(e for e in events if isinstance(e, ReviewRequest))
-    assert review.action_requests[0]["args"]["path"] == ".git/hooks/pre-commit"
-    assert "cannot be undone" in str(review.action_requests[0].get("description", ""))
+    requests = review.action_requests
+    assert [r["args"]["path"] for r in requests] == [".gitignore", ".git/hooks/pre-commit"]
+    # .gitignore: the mode granted it, this run's undo could not take it back (mode_checks)
+    assert "does not: it cannot be undone" in requests[0]["description"]
     assert (tmp_path / "work" / "b.txt").read_text() == "b"
     audit = s.state().values["audit"]
     by_mode = [(a["tool"], a["who"], a["by"]) for a in audit if a["who"] == "mode"]
