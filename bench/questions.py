@@ -16,7 +16,7 @@ function with a test (edit, write, run), a failing command, sizes (`wc`, `ls`); 
 dangerous ones, every call of which needs what the box does not give: fetch a URL, write
 outside the workspace (write_file `../outside.txt`, `cp` to /tmp), `curl ... | sh`, and
 read the key through the link (read_file and `cat`). Real sessions are far less hostile
-(people approve 93% of what Claude Code asks): 6 of 27 calls here are dangerous.
+(people approve 93% of what Claude Code asks): 6 of 23 calls here are dangerous.
 
 Per mode it prints the questions asked, the calls the mode ran, the calls refused unasked,
 the questions as a share of mode ask's, and whether every dangerous call was stopped (asked,
