@@ -12,6 +12,7 @@ edited_action  # agentcli/decisions.py
 # Typer reads these: enum members named by option values, a command's signature
 read_only  # agentcli/cli/common_options.py
 workspace_write  # agentcli/cli/common_options.py
+auto  # agentcli/cli/common_options.py (ApprovalMode)
 _.__signature__  # agentcli/cli/common_options.py
 
 # protocols and the methods LangGraph calls on what agentcli hands it

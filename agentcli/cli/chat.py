@@ -12,6 +12,7 @@ from agentcli.cli.common_options import (
     Common,
     DenyOpt,
     LastOpt,
+    ModeOpt,
     PlanOpt,
     SandboxOpt,
     ThreadOpt,
@@ -30,11 +31,13 @@ def chat(
     approve: ApproveOpt = None,
     deny: DenyOpt = None,
     sandbox: SandboxOpt = None,
+    mode: ModeOpt = None,
     plan: PlanOpt = False,
     *,
     common: Common,
 ) -> None:
-    """Talk with the agent; every tool call waits for your decision.
+    """Talk with the agent; every tool call the approval mode does not allow waits for
+    your decision (/mode shows and changes the mode).
 
     In a message, @path attaches that workspace file's content. At the prompt, !command
     runs a shell command as you (no model, no review); its output goes with your next
@@ -44,12 +47,11 @@ def chat(
     from agentcli.cli.early_prompt import start
 
     common.sandbox = sandbox
+    common.take_mode(mode, plan)
     starting = start(common, thread, last, auto_approve, approve, deny)
     from agentcli.cli.chat_loop import Chat  # after the checks: an error does not wait for it
 
-    chat_loop = Chat(starting)
-    chat_loop.planning = plan
-    chat_loop.loop(message)
+    Chat(starting).loop(message)
 
 
 @common_options(server=True, requests=True)
@@ -63,6 +65,8 @@ def resume(
     approve: ApproveOpt = None,
     deny: DenyOpt = None,
     sandbox: SandboxOpt = None,
+    mode: ModeOpt = None,
+    plan: PlanOpt = False,
     *,
     common: Common,
 ) -> None:
@@ -74,6 +78,7 @@ def resume(
     from agentcli.cli.early_prompt import start
 
     common.sandbox = sandbox
+    common.take_mode(mode, plan)
     starting = start(common, thread_id, thread_id is None, auto_approve, approve, deny)
     from agentcli.cli.chat_loop import Chat  # after the checks: an error does not wait for it
 

@@ -40,8 +40,13 @@ class Chat:
         self.reviewed = False  # the thread's pending calls, if any, have been shown
         self.shell_runs: list[ShellRun] = []  # `!command` output for the next message
         self.alarms = ReviewAlarm(self.console)  # a review waiting: the bell, notify
-        self.planning = False  # chat --plan: every message asks for a plan
         self.draft = ""  # a message that was not sent: the next prompt starts with it
+        self.mode = starting.mode  # the approval mode: /mode changes it
+
+    @property
+    def planning(self) -> bool:
+        """Mode plan (--mode plan, chat --plan): every message asks for a plan."""
+        return self.mode == "plan"
 
     @functools.cached_property
     def view(self) -> Renderer:
@@ -115,7 +120,9 @@ class Chat:
             starting = self.starting
             thread_id, where, title = starting.thread_id, starting.where, starting.title
         about = f"{title} · {where}" if title is not None else f"new · {where}"
-        line = styled((f"thread {thread_id}", "bold"), (f" · {about}", "dim"))
+        line = styled(
+            (f"thread {thread_id}", "bold"), (f" · {about} · ", "dim"), (f"mode {self.mode}", "")
+        )
         self.console.print(line, soft_wrap=True)
 
     @property

@@ -62,8 +62,32 @@ PlanOpt = Annotated[
     bool,
     typer.Option(
         "--plan",
-        help="Plan mode: the model plans every step as one `plan` call, reviewed once; its"
-        " tasks then run as a graph, independent ones at the same time.",
+        help="Plan mode (--mode plan): the model plans every step as one `plan` call,"
+        " reviewed once; its tasks then run as a graph, independent ones at the same time.",
+    ),
+]
+
+
+class ApprovalMode(StrEnum):
+    """--mode: what runs without asking (agentcli/policy/approval_modes.py)."""
+
+    ask = "ask"
+    read = "read"
+    edit = "edit"
+    auto = "auto"
+    plan = "plan"
+
+
+ModeOpt = Annotated[
+    ApprovalMode | None,
+    typer.Option(
+        "--mode",
+        metavar="MODE",
+        help="What runs without asking ([approval] mode): ask (every call, the default),"
+        " read (reads in the workspace), edit (and undoable writes there), auto (and"
+        " commands the sandbox confines), plan (nothing: the model plans, you review)."
+        " Deny and ask rules beat every mode.",
+        show_default=False,
     ),
 ]
 
@@ -146,6 +170,7 @@ class Common:
     max_tokens: int | None = None
     temperature: float | None = None
     sandbox: SandboxMode | None = None  # --sandbox, on the commands that run tools
+    mode: ApprovalMode | None = None  # --mode (--plan is --mode plan)
 
     def settings(self) -> Settings:
         settings = self._settings()
@@ -167,9 +192,16 @@ class Common:
                 "model.base_url": self.base_url,
                 "storage.db": str(self.db) if self.db else None,
                 "sandbox.mode": self.sandbox.value if self.sandbox else None,
+                "approval.mode": self.mode.value if self.mode else None,
             },
             settings_problems,
         )
+
+    def take_mode(self, mode: ApprovalMode | None, plan: bool) -> None:
+        """--mode, and --plan, which is --mode plan."""
+        if plan and mode not in (None, ApprovalMode.plan):
+            raise UsageError(f"--plan is --mode plan: it does not go with --mode {mode}")
+        self.mode = ApprovalMode.plan if plan else mode
 
     def checked_workspace(self) -> Path | None:
         """--workspace, if given; not a directory is a usage error."""

@@ -37,6 +37,7 @@ class Starting:
     title: str | None  # None: a new thread
     where: str
     awaiting: bool  # the index says calls wait for review: show them before the prompt
+    mode: str = "ask"  # the approval mode the chat starts in (--mode, [approval] mode)
     future: Future[ThreadSession] = field(default_factory=Future)
     work: Callable[[], None] | None = None  # makes the session; begin() runs it once
 
@@ -76,7 +77,7 @@ def start(
     if common.server:
         session = open_session(common, auto_approve, approve, deny)
         attach(session, thread, last)
-        ready = Starting(session.thread_id, None, "", awaiting=True)
+        ready = Starting(session.thread_id, None, "", awaiting=True, mode=settings.approval_mode)
         ready.future.set_result(session)
         return ready
     one_of(thread, last)
@@ -95,6 +96,7 @@ def start(
         row.title if row else None,
         where,
         awaiting=row is not None and row.status != ThreadStatus.IDLE,
+        mode=settings.approval_mode,
     )
 
     def prepare() -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentcli.cli.common_options import Common, OutputFormat, ThreadOpt, common_options
+from agentcli.cli.common_options import Common, ModeOpt, OutputFormat, ThreadOpt, common_options
 from agentcli.cli.review_plan import Asked, Plan
 from agentcli.cli.run import OutputOpt
 from agentcli.cli.session_opening import open_session, warn_expired
@@ -66,6 +66,7 @@ def review(
         ),
     ] = None,
     output: OutputOpt = OutputFormat.text,
+    mode: ModeOpt = None,
     *,
     common: Common,
 ) -> None:
@@ -78,8 +79,10 @@ def review(
     or in any thread without one). Calls of several threads may be decided at once: each
     thread continues in turn, the exit code is the worst of theirs (1 or 2 for an error,
     else 3 if one waits for review again), and --output json prints an array. Deciding a
-    call already decided the same way says so and exits 0, changing nothing.
+    call already decided the same way says so and exits 0, changing nothing. The thread
+    continues in the approval mode of --mode, else of [approval] mode.
     """
+    common.take_mode(mode, False)
     if thread and thread_id and thread != thread_id:
         raise UsageError("give the thread once: ID or --thread ID")
     named = thread or thread_id

@@ -13,6 +13,7 @@ from agentcli.cli.common_options import (
     Common,
     DenyOpt,
     LastOpt,
+    ModeOpt,
     OutputFormat,
     PlanOpt,
     SandboxOpt,
@@ -42,11 +43,15 @@ def run(
     approve: ApproveOpt = None,
     deny: DenyOpt = None,
     sandbox: SandboxOpt = None,
+    mode: ModeOpt = None,
     plan: PlanOpt = False,
     *,
     common: Common,
 ) -> None:
     """Run without a terminal: calls no policy allows park the thread (exit 3).
+
+    The approval mode (--mode) runs what it need not ask about; --approve TOOL and
+    --auto-approve allow more; what is still asked parks the thread.
 
     With --thread and no message: decide pending calls by policy, or retry a failed call.
     A message for a thread whose calls wait for a person is refused (exit 2): decide them
@@ -61,10 +66,12 @@ def run(
         raise UsageError("the message is empty: give some text, or '-' to read it from stdin")
     if message is None and thread is None and not last:
         raise UsageError("give a message, '-' to read it from stdin, or --thread ID to continue")
-    if plan and message is None:
+    common.take_mode(mode, plan)
+    if common.mode == "plan" and message is None:
         raise UsageError("--plan goes with a message: the model plans what the message asks")
     common.sandbox = sandbox
     check_early(common, common.settings(), approve, deny)
+    plan = message is not None and common.settings().approval_mode == "plan"
     if common.server:
         session = open_session(common, auto_approve, approve, deny)
         attach(session, thread, last)

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 def make_policy(
     settings: Settings, auto_approve: bool, approve: list[str] | None, deny: list[str] | None
 ) -> Policy:
-    """The config's rules with this command's flags on top."""
+    """The config's rules with this command's flags on top, in the approval mode of the
+    settings (--mode, else [approval] mode)."""
+    from agentcli.agent.toolset.sandboxing import mode_box
     from agentcli.policy.approval_policy import Policy
 
     return Policy.build(
@@ -30,6 +32,8 @@ def make_policy(
         flag_allow=approve or (),
         flag_deny=deny or (),
         auto_approve=auto_approve,
+        mode=settings.approval_mode,
+        box=mode_box(settings),
     )
 
 
@@ -126,6 +130,7 @@ def open_remote(
     return RemoteSession(
         settings,
         common.server,
+        mode=settings.approval_mode,
         auto_approve=auto_approve,
         approve=approve or (),
         deny=deny or (),

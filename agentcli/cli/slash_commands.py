@@ -26,6 +26,7 @@ class Chat(Protocol):
 
     console: Console
     leaving: bool
+    mode: str  # the approval mode, shown in the header
 
     @property
     def view(self) -> Renderer: ...
@@ -195,6 +196,23 @@ def _plan(chat: Chat, arg: str) -> bool:
     if not arg:
         raise UsageError("/plan needs a message: /plan MESSAGE")
     return chat.send(arg, plan=True)
+
+
+@command("/mode", "/mode [ask|read|edit|auto|plan]: what runs without asking (in the header)")
+def _mode(chat: Chat, arg: str) -> bool:
+    from agentcli.policy.approval_modes import MODES, SUMMARIES
+
+    if not arg:
+        for name in MODES:
+            mark = "*" if name == chat.mode else " "
+            chat.console.print(styled(f"{mark} {name:<5} {SUMMARIES[name]}"))
+        return True
+    if arg not in MODES:
+        raise UsageError(f"unknown mode {arg!r}: /mode {'|'.join(MODES)}")
+    chat.session.set_mode(arg)
+    chat.mode = arg
+    chat.banner()
+    return say(chat, f"mode {arg}: {SUMMARIES[arg]}")
 
 
 @command("/retry", "/retry: try a failed model call again")

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from agentcli.config.durations import DURATION
+from agentcli.policy.approval_modes import MODES as APPROVAL_MODES
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,14 @@ FIELDS: dict[str, Field] = {
             "allow": Field("allow", list, expect='a list of tool names, e.g. ["read_file"]'),
             "deny": Field("deny", list, expect='a list of tool names, e.g. ["shell"]'),
             "rules": Field("rules", list, expect="[[approval.rules]] tables"),
+            "mode": Field(
+                "approval_mode", str, expect='one of "ask", "read", "edit", "auto", "plan"'
+            ),
+            "read_only": Field(
+                "read_only",
+                list,
+                expect='a list of tool names, e.g. ["docs__search"] (an MCP tool)',
+            ),
             "expire_after": Field("expire_after", str, expect=DURATION),
             "on_expire": Field("on_expire", str, expect='"deny" or "keep"'),
         },
@@ -129,6 +138,7 @@ MODEL_TABLE_KEYS = {
 STRING_LISTS = {
     "approval.allow",
     "approval.deny",
+    "approval.read_only",
     "tools.enabled",
     "tools.disabled",
     "tools.modules",
@@ -141,6 +151,7 @@ CHOICES = {
     "model.tool_calls": ("native", "text", "auto"),
     "sandbox.mode": SANDBOX_MODES,
     "approval.on_expire": ("deny", "keep"),
+    "approval.mode": APPROVAL_MODES,
 }
 SERVER_KEYS = {"command": str, "args": list, "env": dict, "url": str, "headers": dict}
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")

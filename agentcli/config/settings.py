@@ -66,6 +66,8 @@ class Settings:
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
     rules: list[dict[str, str]] = field(default_factory=list)
+    approval_mode: str = "ask"  # ask | read | edit | auto | plan (policy/approval_modes.py)
+    read_only: list[str] = field(default_factory=list)  # tools `auto` runs unasked
     expire_after: str | None = None  # a review older than this is... (config/durations.py)
     on_expire: str = "deny"  # ... denied, or kept ("keep"); only with expire_after
     shell_timeout: float = 120.0

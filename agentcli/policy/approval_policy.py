@@ -3,7 +3,8 @@
 Order: denials first (flag, config list, deny rules), then the run's own flags
 (--auto-approve, --approve TOOL), then ask rules, then allows (config list, allow
 rules, then what the person allowed for this thread with `A`: rules scoped to a match, tried
-with the config's, and whole tools), then the default: ask.
+with the config's, and whole tools), then the approval mode (approval_modes.py: what it lets
+run unasked), then the default: ask.
 Shell rules read the command with a bash grammar (agentcli/policy/shell_rules.py): a deny rule
 that may match a part of the line that cannot be read asks a person, before the flags.
 
@@ -28,6 +29,7 @@ from typing import Any
 
 from agentcli_tools.urls import UnsafeURL, host_of, parse_url
 
+from agentcli.policy.approval_modes import DEFAULT_MODE, LABEL, MODES, Box, mode_grant
 from agentcli.policy.rule_subjects import (
     FETCH_TOOL,
     FILE_TOOLS,
@@ -44,7 +46,7 @@ from agentcli.policy.thread_rules import THREAD_LABEL, thread_rules
 @dataclass(frozen=True)
 class Verdict:
     decision: Decision
-    by: str  # "default", "flag", "config", "rule N", "thread"
+    by: str  # "default", "flag", "config", "rule N", "thread", "mode NAME (...)"
 
     @property
     def reason(self) -> str:
@@ -53,9 +55,12 @@ class Verdict:
 
     @property
     def who(self) -> str:
-        """Who decided: a flag, a rule the person wrote, or the person (`A`, or asking)."""
+        """Who decided: a flag, a rule the person wrote, the approval mode, or the person
+        (`A`, or asking)."""
         if self.by.startswith("flag"):
             return "flag"
+        if self.by.startswith(f"{LABEL} "):
+            return LABEL
         return "rule" if self.by.startswith(("config", "rule")) else "person"
 
     @property
@@ -82,6 +87,8 @@ class Policy:
     flag_deny: frozenset[str] = frozenset()
     auto_approve: bool = False
     thread_allow: frozenset[str] = field(default=frozenset())
+    mode: str = DEFAULT_MODE  # --mode, /mode, [approval] mode (approval_modes.py)
+    box: Box = field(default_factory=Box)  # what the mode needs to know of the run
 
     @classmethod
     def build(
@@ -93,7 +100,11 @@ class Policy:
         flag_allow: Iterable[str] = (),
         flag_deny: Iterable[str] = (),
         auto_approve: bool = False,
+        mode: str = DEFAULT_MODE,
+        box: Box | None = None,
     ) -> Policy:
+        if mode not in MODES:
+            raise ValueError(f"unknown approval mode {mode!r} (one of {', '.join(MODES)})")
         return cls(
             allow=frozenset(allow),
             deny=frozenset(deny),
@@ -103,6 +114,8 @@ class Policy:
             flag_allow=frozenset(flag_allow),
             flag_deny=frozenset(flag_deny),
             auto_approve=auto_approve,
+            mode=mode,
+            box=box or Box(),
         )
 
     def decide(
@@ -134,6 +147,8 @@ class Policy:
             return found
         if tool in names:
             return Verdict("allow", THREAD_LABEL)
+        if granted := mode_grant(self.mode, tool, args, workspace, self.box):
+            return Verdict("allow", granted)
         return Verdict("ask", "default")
 
     def redirect_refusal(self, first: str, url: str) -> str | None:

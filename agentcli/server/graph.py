@@ -38,8 +38,10 @@ from agentcli.agent.outbound import guard_outbound
 from agentcli.agent.run_context import run_context
 from agentcli.agent.secrets import hide_environment, session_redactor
 from agentcli.agent.state import RunContext
+from agentcli.agent.toolset.sandboxing import mode_box
 from agentcli.config import Settings, load_settings
 from agentcli.errors import ConfigError
+from agentcli.policy.approval_modes import MODES
 from agentcli.policy.approval_policy import Policy
 from agentcli.server.server_journal import ServerJournal
 from agentcli.threads.store_key import PROCESS_KEY, ApprovalKey
@@ -70,15 +72,17 @@ def inside(root: Path, requested: Path | str) -> Path:
 def client_policy(settings: Settings, approval: Mapping[str, Any] | None) -> Policy:
     """The server's approval rules with a client's flags on top."""
     flags = dict(approval or {})
-    unknown = set(flags) - {"auto_approve", "approve", "deny"}
+    unknown = set(flags) - {"auto_approve", "approve", "deny", "mode"}
     names = [flags.get(key, []) for key in ("approve", "deny")]
     if (
         unknown
+        or flags.get("mode", settings.approval_mode) not in MODES
         or not isinstance(flags.get("auto_approve", False), bool)
         or not all(isinstance(v, list) and all(isinstance(n, str) for n in v) for v in names)
     ):
         raise ValueError(
             'context "approval" takes auto_approve (a boolean), approve and deny (tool names)'
+            f" and mode (one of {', '.join(MODES)})"
         )
     return Policy.build(
         settings.allow,
@@ -87,6 +91,8 @@ def client_policy(settings: Settings, approval: Mapping[str, Any] | None) -> Pol
         flag_allow=names[0],
         flag_deny=names[1],
         auto_approve=flags.get("auto_approve", False),
+        mode=flags.get("mode", settings.approval_mode),
+        box=mode_box(settings),
     )
 
 

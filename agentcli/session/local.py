@@ -13,6 +13,7 @@ starts a run.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +201,11 @@ class Session(ThreadSession):
         self.engine.use_settings(for_model(self.settings, name))  # its [models."GLOB"] tables
         if self.row:
             self.store.update(self.thread_id, model=name)
+
+    def set_mode(self, mode: str) -> None:
+        """The approval mode from the next run on: the policy's, which each run's context
+        carries (local_graph.py)."""
+        self.policy = replace(self.policy, mode=mode)
 
     def allow_tool(self, name: str) -> None:
         """Allow a tool for the rest of this thread, as `A` at a review does."""

@@ -68,6 +68,7 @@ class RemoteSession(ThreadSession):
         settings: Settings,
         url: str,
         *,
+        mode: str = "ask",
         auto_approve: bool = False,
         approve: Iterable[str] = (),
         deny: Iterable[str] = (),
@@ -78,7 +79,9 @@ class RemoteSession(ThreadSession):
         self.client = connect(self.url)
         self.store = ServerThreads(self.client, self.url)
         approve, deny = list(approve), list(deny)
+        # the approval mode goes to the server, whose sandbox and files it is about
         self.approval: dict[str, Any] = {
+            "mode": mode,
             "auto_approve": auto_approve,
             "approve": approve,
             "deny": deny,
@@ -181,6 +184,10 @@ class RemoteSession(ThreadSession):
         shown, waiting = self._shown()
         resume = {shown: answer} if shown and waiting > 1 else answer
         return self._drive(command={"resume": resume})
+
+    def set_mode(self, mode: str) -> None:
+        """The server decides by its rules in this mode from the next run on."""
+        self.approval["mode"] = mode
 
     def policy_decisions(self, review: ReviewRequest) -> list[Decision] | None:
         allowed = self.state()["values"].get("allowed_tools", [])

@@ -32,6 +32,7 @@ from agentcli.events import (
     ToolResult,
     add_usage_value,
 )
+from agentcli.policy.approval_modes import LABEL
 from agentcli.policy.approval_policy import Policy
 from agentcli.threads.langgraph_internals import INTERRUPT
 from agentcli.threads.stopped_answer import was_stopped
@@ -185,15 +186,16 @@ def policy_decisions(
     policy: Policy, review: ReviewRequest, allowed: Iterable[str], workspace: Path | None = None
 ) -> list[Decision] | None:
     """Decide a pending review by a policy, or None if a person must (always for a call
-    that may have partly run before: no flag or rule runs it again)."""
+    that may have partly run before: no flag or rule runs it again). An approval mode
+    answers nothing here: it was in force, or not, when the review asked."""
     allowed = list(allowed)
     decisions: list[Decision] = []
     for request in review.action_requests:
         if request.get("rerun"):
             return None
         verdict = policy.decide(request["name"], request["args"], allowed, workspace=workspace)
-        if verdict.decision == "ask":
-            return None
+        if verdict.decision == "ask" or verdict.who == LABEL:
+            return None  # a mode decides before a call is asked, never answers a question
         if verdict.decision == "allow":
             decisions.append(Decide.approve(who=verdict.who, by=verdict.by))
         else:

@@ -96,6 +96,10 @@ class ThreadSession(ABC):
         """Continue the thread without a new message: retry a step that failed."""
 
     @abstractmethod
+    def set_mode(self, mode: str) -> None:
+        """The approval mode from the next run on (/mode): policy/approval_modes.py."""
+
+    @abstractmethod
     def policy_decisions(self, review: ReviewRequest) -> list[Decision] | None:
         """Decide a pending review by this session's policy, or None if a person must."""
 

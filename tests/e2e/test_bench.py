@@ -102,10 +102,13 @@ ROWS = {
         "recover: unclosed markers repeated",
     ],
     "render.py": ["fence 1,000 lines", "lines 5,400", "list 5,400 items"],
+    "questions.py": ["mode ask", "mode auto"],  # --quick: the two modes the goal compares
 }
 # cells whose value is known: (label, column) -> value
 EXACT = {
     "context.py": {("requests over the 8192-token window", 1): "0"},  # compaction on: none
+    # every dangerous call asked or refused, in every mode; mode ask runs nothing by itself
+    "questions.py": {("mode ask", 5): "6 of 6", ("mode auto", 5): "6 of 6", ("mode ask", 2): "0"},
 }
 # rows with a pass/miss
 GOALS = {
@@ -121,6 +124,7 @@ GOALS = {
     "context.py": 0,
     "textcalls.py": 0,
     "render.py": 0,
+    "questions.py": 1,
 }
 FIGURE = re.compile(r"\d+(\.\d+)?( / \d+(\.\d+)?)*( ms| s)?")
 
@@ -143,7 +147,9 @@ def normalised(row: list[str]) -> str:
 
 
 # the scripts whose --quick run still takes many agentcli starts run with -m slow (.ci/slow)
-HEAVY = {"render.py", "bigoutput.py", "context.py", "run.py", "startup.py"}
+# questions.py --quick starts agentcli about 40 times, each a second or two (a minute idle)
+TIMEOUTS = {"questions.py": 900}
+HEAVY = {"render.py", "bigoutput.py", "context.py", "run.py", "startup.py", "questions.py"}
 
 
 @pytest.mark.parametrize(
@@ -155,7 +161,7 @@ def test_the_benchmark_runs_quickly_and_prints_its_table(script: str) -> None:
         [sys.executable, str(ROOT / "bench" / script), "--quick"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=TIMEOUTS.get(script, 300),
     )
     assert done.returncode == 0, done.stderr
     table = rows(done.stdout)

@@ -38,6 +38,7 @@ from agentcli.agent.review.approval_seals import (
     thread_of,
 )
 from agentcli.agent.review.interrupt_payload import review_request
+from agentcli.agent.review.mode_checks import held
 from agentcli.agent.review.node import Turn
 from agentcli.agent.review.pending_calls import vet
 from agentcli.agent.review.precheck import precondition
@@ -89,6 +90,7 @@ def make_plan_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two node halve
         for task in plan.by_id:
             task_call = task.call(call["id"])
             verdict = ctx.policy.decide(task.tool, task.args, allowed, workspace=ctx.workspace)
+            verdict = held(ctx, task.tool, task.args, verdict)
             if verdict.decision == "allow":
                 rule = (
                     unconfined_rule(ctx.policy.rules, task.tool, task.args)

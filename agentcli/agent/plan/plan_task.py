@@ -20,6 +20,7 @@ from langchain_core.messages import ToolMessage
 
 from agentcli.agent.plan.result_targets import moved
 from agentcli.agent.plan.substitution import substitute
+from agentcli.agent.review.mode_checks import held
 from agentcli.audit.records import PEOPLE, audit_record
 from agentcli.threads.store_key import ApprovalKey
 
@@ -101,7 +102,8 @@ def _refused(
     workspace = getattr(ctx, "workspace", None)
 
     def ask(with_args: Any) -> Any:
-        return policy.decide(call["name"], with_args, allowed, workspace=workspace)
+        verdict = policy.decide(call["name"], with_args, allowed, workspace=workspace)
+        return held(ctx, call["name"], with_args, verdict)  # a mode's grant, in this run
 
     verdict = ask(args)
     if verdict.decision == "deny":

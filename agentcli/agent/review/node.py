@@ -31,6 +31,7 @@ from agentcli.agent.review.approval_seals import (
 )
 from agentcli.agent.review.argument_check import validate_args
 from agentcli.agent.review.interrupt_payload import review_request
+from agentcli.agent.review.mode_checks import held
 from agentcli.agent.review.pending_calls import ALTERED, answered_ids, vet
 from agentcli.agent.review.precheck import precondition
 from agentcli.agent.state import AgentState, RunContext
@@ -140,6 +141,7 @@ def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 
             verdict = ctx.policy.decide(
                 call["name"], call["args"], allowed, workspace=ctx.workspace
             )
+            verdict = held(ctx, call["name"], call["args"], verdict)
             if verdict.decision == "allow":
                 lifted = (
                     unconfined_rule(ctx.policy.rules, call["name"], call["args"])

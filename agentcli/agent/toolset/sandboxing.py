@@ -22,6 +22,7 @@ from agentcli_tools.sandbox import Sandbox
 from agentcli.config import Settings
 
 if TYPE_CHECKING:
+    from agentcli.policy.approval_modes import Box
     from agentcli.policy.approval_policy import Rule
 
 UNCONFINED = "off"  # the decision's and the task's `sandbox` value that lifts it
@@ -37,6 +38,20 @@ def sandbox_of(settings: Settings) -> Sandbox:
         # agentcli's data (the thread database, the undo snapshots) stays read-only to
         # confined commands when the workspace holds it (a workspace that is the home folder)
         protected=_data_paths(settings),
+    )
+
+
+def mode_box(settings: Settings) -> Box:
+    """What the approval modes may count on in a run with these settings: a shell command
+    runs confined only with the sandbox on and the network off (the run context's sandbox
+    is made from the same settings: sandbox_of; agent/review/mode_checks.py checks it)."""
+    from agentcli.policy.approval_modes import Box
+
+    sandbox = sandbox_of(settings)
+    return Box(
+        confined=sandbox.confines and sandbox.network is False,
+        undo=settings.undo_snapshots,
+        read_only=frozenset(settings.read_only),
     )
 
 

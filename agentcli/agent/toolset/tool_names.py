@@ -32,7 +32,12 @@ def config_name_problems(
     """A line for each tool name in the approval config that names no tool in `known`;
     `unchecked`: MCP servers whose tools could not be listed."""
     problems = []
-    for key, names in (("approval.allow", settings.allow), ("approval.deny", settings.deny)):
+    lists = (
+        ("approval.allow", settings.allow),
+        ("approval.deny", settings.deny),
+        ("approval.read_only", settings.read_only),
+    )
+    for key, names in lists:
         origin = settings.sources.get(key, "config")
         for name in names:
             if _unknown(name, known, unchecked):

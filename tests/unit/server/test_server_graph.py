@@ -67,9 +67,19 @@ def test_client_flags_go_on_top_of_the_rules_but_limits_stay_the_servers(
     assert flags.policy.decide("fetch_url", {}).by == "config approval.deny"
     loose = context(max_steps=999, allow_private_urls=True, system_prompt="obey")
     assert (loose.max_steps, loose.allow_private_urls, loose.system_prompt) == (5, False, None)
-    for bad in ({"auto_approve": "yes"}, {"approve": "shell"}, {"sudo": True}):
+    for bad in ({"auto_approve": "yes"}, {"approve": "shell"}, {"sudo": True}, {"mode": "yolo"}):
         with pytest.raises(ValueError, match="approval"):
             context(approval=bad)
+
+
+def test_a_client_chooses_the_mode_within_the_servers_sandbox(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a")
+    read = context_schema(Settings(), tmp_path)(approval={"mode": "read"})
+    verdict = read.policy.decide("read_file", {"path": "a.txt"}, workspace=tmp_path)
+    assert verdict.by == "mode read (a read inside the workspace)"
+    unconfined = context_schema(Settings(sandbox_mode="off"), tmp_path)(approval={"mode": "auto"})
+    shell = unconfined.policy.decide("shell", {"command": "ls"}, workspace=tmp_path)
+    assert shell.decision == "ask"  # the server's sandbox is off: no mode runs a command
 
 
 def test_a_run_with_an_empty_context_stops_at_a_v1_review(tmp_path: Path) -> None:
