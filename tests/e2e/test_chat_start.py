@@ -83,8 +83,11 @@ def test_ctrl_c_while_the_session_is_made_returns_to_the_prompt(agent: Agent) ->
     child.expect("starting")  # the module is still loading: the chat waits for the session
     child.sendintr()
     child.expect("interrupted while agentcli was starting: nothing sent")
+    child.expect("your message is back at the prompt")  # to edit or send again
     child.expect(PROMPT)
+    child.expect(r"are you there\?")
     go.touch()
+    child.send("\x15")  # Ctrl-U: the line cleared
     child.sendline("and now?")
     child.expect("Now I am here.")
     leave(child)
