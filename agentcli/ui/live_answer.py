@@ -57,13 +57,22 @@ class LiveView:
         self.printed = 0  # lines of the open block printed for good
         self.rendered_at = 0.0
         self.render_s = 0.0  # what the last render took
+        self.call = -1  # the streaming call the status line shows
 
     def begin(self, label: str) -> None:
-        self.status = Status(label)
+        self.status, self.call = Status(label), -1
         if self.live is None:
             self.live = Live(console=self.console, refresh_per_second=10, transient=True)
             self.live.start()
         self._show()
+
+    def progress(self, index: int, label: str) -> None:
+        """A tool call is streaming: the status line says which and how far (its clock
+        counts from the call's start)."""
+        if self.status is None or self.call != index:
+            self.status, self.call = Status(label), index
+            self._show()
+        self.status.label = label
 
     def add_text(self, delta: str) -> None:
         self.stream.add(delta)
