@@ -97,7 +97,15 @@ ROWS = {
         "recover: one Hermes write_file call",
         "recover: unclosed markers repeated",
     ],
-    "render.py": ["fence 1,000 lines", "lines 5,400", "list 5,400 items"],
+    "render.py": [
+        "fence 250 lines",
+        "fence 500 lines",
+        "fence 1,000 lines",
+        "fence 2,000 lines",
+        "lines 5,400",
+        "list 5,400 items",
+    ],
+    "redraws.py": ["`agentcli chat`, a 15 KB answer"],
 }
 # cells whose value is known: (label, column) -> value
 EXACT = {
@@ -116,7 +124,8 @@ GOALS = {
     "snapshots.py": 2,
     "context.py": 0,
     "textcalls.py": 0,
-    "render.py": 0,
+    "render.py": 2,
+    "redraws.py": 0,
 }
 FIGURE = re.compile(r"\d+(\.\d+)?( / \d+(\.\d+)?)*( ms| s)?")
 
@@ -139,7 +148,7 @@ def normalised(row: list[str]) -> str:
 
 
 # the scripts whose --quick run still takes many agentcli starts run with -m slow (.ci/slow)
-HEAVY = {"render.py", "bigoutput.py", "context.py", "run.py", "startup.py"}
+HEAVY = {"render.py", "bigoutput.py", "context.py", "run.py", "startup.py", "redraws.py"}
 
 
 @pytest.mark.parametrize(
