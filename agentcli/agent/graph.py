@@ -88,8 +88,9 @@ def ask(
 
     The chunks are gathered by an Accumulator, not added up: adding chunks costs the size of
     the answer so far at every chunk (time in the square of the answer's size). While tool
-    calls stream, how far they have come goes out as `{"call_progress": ...}` parts
-    (model/call_progress.py): a big call is seconds of arguments with no text to show.
+    calls stream (or text held back as a call written as text), how far they have come
+    goes out as `{"call_progress": ...}` parts (model/call_progress.py): a big call is
+    seconds of arguments with no text to show.
 
     With `offered` tool names, calls the model wrote as text are recovered (text_calls/):
     text from where one may start is held back, and once the answer is complete the rest
@@ -108,6 +109,8 @@ def ask(
                 if out:
                     write({"token": out})
                     shown = True
+                elif held is not None and held.held:  # a call written as text, held back
+                    progress.add([{"index": "text", "args": text}])
             if isinstance(chunk, AIMessageChunk):
                 whole.add(chunk)
                 if chunk.tool_call_chunks:

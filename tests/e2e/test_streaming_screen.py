@@ -169,7 +169,7 @@ def test_a_resize_mid_block_prints_no_line_twice(agent: Agent) -> None:
         chat.close()
 
 
-def test_the_prompt_comes_back_after_the_stream_stalls_and_ends(agent: Agent) -> None:
+def test_what_came_is_on_the_screen_while_the_stream_stalls(agent: Agent) -> None:
     """A stream that stops mid-line: what came is on the screen before the rest comes."""
     answer = "First part of the answer, and then the model thinks for a while"
     go = threading.Event()
