@@ -27,6 +27,7 @@ _.isolation_level  # agentcli/threads/sqlite_backend.py: sqlite3
 _.soft_wrap  # agentcli/ui/__init__.py: Rich
 _.no_wrap  # agentcli/ui/event_renderer.py: Rich
 _.on_text_changed  # agentcli/ui/message_input.py: prompt_toolkit
+_.process_renderables  # agentcli/ui/synchronized_output.py: Rich calls a render hook
 _._pool  # tools/deadline.py: concurrent.futures
 
 # the built-in tools, for the tests and bench/ (public interface of agentcli_tools)

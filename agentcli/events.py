@@ -34,6 +34,18 @@ class TextDelta(Event):
 
 
 @dataclass
+class CallProgress(Event):
+    """A tool call of the answer is streaming: the tool, its target (`path`, `command`...)
+    as far as it has come, and the bytes of arguments so far. The model's text, half
+    written: a sign of life, not the call (the review shows that)."""
+
+    index: int  # which call of the answer, from 0
+    name: str
+    target: str
+    bytes: int
+
+
+@dataclass
 class AssistantMessage(Event):
     """A complete model turn: its text and the tool calls it proposes."""
 

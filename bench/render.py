@@ -1,22 +1,20 @@
-"""Streamed Markdown on the chat screen: the old re-render of the whole answer at every
-chunk beside the block-by-block renderer (issue 14, item 2).
+"""Streamed Markdown on the chat screen: the time the chat's live view takes, and how it
+grows with the answer (issue 14, item 2; issue 27, bug 8).
 
 Each case feeds an answer to the chat's live view (agentcli/ui/live_answer.py) in pieces of
 --piece characters on a 120-column colour console that writes to memory. The view's clock
 moves 1/--rate seconds per piece, as if a model sent them at that rate, but the bench does
 not wait: the time measured is the screen's alone (no model, no network). "s" is all of
-it; "end s" the part after the last piece, the wait before the answer is all on screen.
-Cases:
+it; "end s" the part after the last piece, the wait before the answer is all on screen;
+"x prev" the ratio of "s" to the case half its size (2.0: linear). Cases:
 
-- fence: a ```python block of 1,000 lines;
+- fence: a ```python block of 250, 500, 1,000 and 2,000 lines;
 - lines: 5,400 short lines, one paragraph per line;
 - list: 5,400 short list items (one open block: the live part shows its last lines).
 
-`old` is the live view before this change (every render parses and renders the whole
-answer, at most every 50 ms); `new` is agentcli/ui/live_answer.py with
-agentcli/ui/markdown_stream.py.
-A case longer than --timeout seconds is stopped and shown as "> T". Medians of --rounds
-rounds, the two interleaved.
+Medians of --rounds rounds. The live view measured is the one importable from the
+interpreter's path: run the script with another checkout first on PYTHONPATH to measure
+that one (bench/README.md has the figures before and after).
 
     .venv/bin/python bench/render.py                   # 3 rounds
     .venv/bin/python bench/render.py --quick           # a tenth of the sizes, one round
@@ -32,15 +30,12 @@ import sys
 import time
 from collections.abc import Callable
 
-from _common import machine, median, table
-from rich.console import Console, Group
+from _common import machine, median, table, verdict
+from rich.console import Console
 from rich.live import Live
-from rich.text import Text
 
-from agentcli.terminal_text import visible
 from agentcli.ui import live_answer as live
-from agentcli.ui.live_answer import LIVE_LINES, RENDER_EVERY_S, LiveView
-from agentcli.ui.markdown import ShownMarkdown
+from agentcli.ui.live_answer import LiveView
 
 
 def fence(n: int) -> str:
@@ -57,48 +52,13 @@ def items(n: int) -> str:
 
 
 CASES: dict[str, tuple[Callable[[int], str], int]] = {
+    "fence 250 lines": (fence, 250),
+    "fence 500 lines": (fence, 500),
     "fence 1,000 lines": (fence, 1000),
+    "fence 2,000 lines": (fence, 2000),
     "lines 5,400": (lines, 5400),
     "list 5,400 items": (items, 5400),
 }
-
-
-class OldLiveView(LiveView):
-    """The live view as it was: the whole answer parsed and rendered at every render."""
-
-    def __init__(self, console: Console) -> None:
-        super().__init__(console)
-        self.whole = ""
-
-    def add_text(self, delta: str) -> None:
-        self.whole += delta
-        self.status = None
-        if live.time.monotonic() - self.rendered_at >= RENDER_EVERY_S:
-            self._show()
-
-    def finish_text(self) -> None:
-        if self.whole:
-            for line in self._old_lines()[self.printed :]:
-                self.console.print(line)
-        self.whole, self.printed = "", 0
-
-    def _old_lines(self) -> list[Text]:
-        options = self.console.options.update(width=self.console.width)
-        rendered = self.console.render_lines(ShownMarkdown(visible(self.whole)), options, pad=False)
-        return [Text.assemble(*((s.text, s.style or "") for s in line)) for line in rendered]
-
-    def _show(self) -> None:
-        self.rendered_at = live.time.monotonic()
-        parts: list[Text] = []
-        if self.whole:
-            rendered = self._old_lines()
-            settled = max(len(rendered) - LIVE_LINES, self.printed)
-            for line in rendered[self.printed : settled]:
-                self.console.print(line)
-            self.printed = settled
-            parts += rendered[settled:]
-        if self.live is not None:
-            self.live.update(Group(*parts), refresh=True)
 
 
 class Clock:
@@ -113,20 +73,23 @@ class Clock:
         return time.monotonic() + self.ahead
 
 
-def feed(
-    view_type: type[LiveView], answer: str, piece: int, interval: float, timeout: float
-) -> tuple[float, float] | None:
+def feed(answer: str, piece: int, interval: float, timeout: float) -> tuple[float, float] | None:
     """Seconds the screen took for `answer` fed in pieces, `interval` apart, and of them
     the seconds after the last piece; None when it took over `timeout`."""
     out = io.StringIO()
     console = Console(file=out, width=120, height=40, force_terminal=True, color_system="256")
-    view = view_type(console)
     clock, real = Clock(), live.time
     live.time = clock  # type: ignore[assignment]
     try:
         start = time.perf_counter()
-        view.live = Live(console=console, auto_refresh=False, transient=True)
-        view.live.start()
+        try:  # the view's own Live, without its clock's thread: the renders the stream
+            # asks for are timed
+            view = LiveView(console, tick=False)
+            view.begin("thinking")
+        except TypeError:  # a view from before issue 27: a Live without auto-refresh
+            view = LiveView(console)
+            view.live = Live(console=console, auto_refresh=False, transient=True)
+            view.live.start()
         for at in range(0, len(answer), piece):
             clock.ahead += interval
             view.add_text(answer[at : at + piece])
@@ -142,6 +105,16 @@ def feed(
     return done - start, done - last
 
 
+def goal(name: str, total: str, ratio: str) -> str:
+    """The goals (issue 27, bug 8): a 1,000-line block on screen in at most 1 s (an idle
+    machine), and twice the lines at most 2.5 times the time (linear, with noise)."""
+    if name == "fence 1,000 lines":
+        return verdict(float(total), 1.0) if total[0].isdigit() else "miss"
+    if name == "fence 2,000 lines":
+        return verdict(float(ratio), 2.5) if ratio else "miss"
+    return ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -152,26 +125,25 @@ def main() -> None:
     args = parser.parse_args()
     rounds = 1 if args.quick else args.rounds
     rows = []
-    header = ["case", "chars", "chunks", "old s", "new s", "old end s", "new end s"]
+    header = ["case", "chars", "chunks", "s", "end s", "x prev", "goal"]
+    previous: float | None = None
     for name, (make, size) in CASES.items():
         answer = make(size // 10 if args.quick else size)
-        times: dict[str, list[tuple[float, float] | None]] = {"old": [], "new": []}
+        times: list[tuple[float, float]] = []
         for _ in range(rounds):
-            for label, view in (("old", OldLiveView), ("new", LiveView)):
-                if times[label] and times[label][-1] is None:
-                    continue  # ran out of time once: it will again
-                result = feed(view, answer, args.piece, 1 / args.rate, args.timeout)
-                times[label].append(result)
-        total, end = {}, {}
-        for label, values in times.items():
-            done = [v for v in values if v is not None]
-            complete = len(done) == len(values)
-            total[label] = (
-                f"{median([v[0] for v in done]):.2f}" if complete else (f"> {args.timeout:.0f}")
-            )
-            end[label] = f"{median([v[1] for v in done]):.2f}" if complete else ""
+            result = feed(answer, args.piece, 1 / args.rate, args.timeout)
+            if result is None:
+                break  # ran out of time once: it will again
+            times.append(result)
         chunks = -(-len(answer) // args.piece)
-        row = [name, len(answer), chunks, total["old"], total["new"], end["old"], end["new"]]
+        if len(times) == rounds:
+            total = median([t[0] for t in times])
+            shown = [f"{total:.2f}", f"{median([t[1] for t in times]):.2f}"]
+            ratio = f"{total / previous:.2f}" if previous and name.startswith("fence") else ""
+            previous = total if name.startswith("fence") else None
+        else:
+            shown, ratio, previous = [f"> {args.timeout:.0f}", ""], "", None
+        row = [name, len(answer), chunks, *shown, ratio, goal(name, shown[0], ratio)]
         rows.append(row)
         print(table(header, [row]), file=sys.stderr, flush=True)  # progress; the table: stdout
     print()

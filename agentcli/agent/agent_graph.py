@@ -28,6 +28,7 @@ from agentcli.agent.context.fit import ContextFit, notice
 from agentcli.agent.executor import collect, start_turn
 from agentcli.agent.model.answer_stream import Accumulator
 from agentcli.agent.model.call_ids import with_call_ids
+from agentcli.agent.model.call_progress import Progress
 from agentcli.agent.model.cut_off_answers import cut_off_reason, without_calls
 from agentcli.agent.model.retries import Retries, answer
 from agentcli.agent.model.storable_calls import with_storable_args
@@ -87,7 +88,10 @@ def ask(
     at every node of every step, which made a long thread's turns slower.
 
     The chunks are gathered by an Accumulator, not added up: adding chunks costs the size of
-    the answer so far at every chunk (time in the square of the answer's size).
+    the answer so far at every chunk (time in the square of the answer's size). While tool
+    calls stream (or text held back as a call written as text), how far they have come
+    goes out as `{"call_progress": ...}` parts (model/call_progress.py): a big call is
+    seconds of arguments with no text to show.
 
     With `offered` tool names, calls the model wrote as text are recovered (text_calls/):
     text from where one may start is held back, and once the answer is complete the rest
@@ -96,6 +100,7 @@ def ask(
     answer: BaseMessage | None = None  # what a model that does not stream yields: all of it
     shown = False  # some text went out
     held = HeldBack(offered) if offered else None
+    progress = Progress(lambda report: write({"call_progress": report}))
     try:
         for chunk in chat.stream(messages):
             if ctx.cancel is not None and ctx.cancel.is_set():  # Ctrl-C while it answered
@@ -105,8 +110,12 @@ def ask(
                 if out:
                     write({"token": out})
                     shown = True
+                elif held is not None and held.held:  # a call written as text, held back
+                    progress.add([{"index": "text", "args": text}])
             if isinstance(chunk, AIMessageChunk):
                 whole.add(chunk)
+                if chunk.tool_call_chunks:
+                    progress.add(chunk.tool_call_chunks)
             else:
                 answer = chunk
     except Exception:

@@ -23,6 +23,7 @@ from agentcli.decisions import Decide, Decision
 from agentcli.events import (
     AnswerCutOff,
     AssistantMessage,
+    CallProgress,
     Compacted,
     Event,
     Retry,
@@ -83,6 +84,8 @@ class Translator:
         if mode == "custom":
             if isinstance(chunk, dict) and "token" in chunk:  # the agent node's (graph.ask)
                 yield TextDelta(str(chunk["token"]))
+            elif isinstance(chunk, dict) and isinstance(chunk.get("call_progress"), dict):
+                yield call_progress(chunk["call_progress"])
             elif isinstance(chunk, dict) and "tool_output" in chunk:
                 yield ToolOutput(str(chunk.get("tool_call_id")), chunk["tool_output"])
             elif isinstance(chunk, dict) and isinstance(retry := chunk.get("retry"), dict):
@@ -138,6 +141,21 @@ def _plan_results(update: Any) -> Iterator[ToolResult]:
             name = f"{entry.get('name') or 'tool'} (plan task {task})"
             status = "error" if entry.get("status") == "error" else "success"
             yield ToolResult(str(call_id), name, entry["content"], status)
+
+
+def call_progress(info: dict[str, Any]) -> CallProgress:
+    """The agent node's progress of a streaming call (agent/model/call_progress.py) as an
+    event; from a server, any field of the wrong type reads as empty."""
+
+    def number(key: str) -> int:
+        value = info.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    def string(key: str) -> str:
+        value = info.get(key)
+        return value if isinstance(value, str) else ""
+
+    return CallProgress(number("index"), string("name"), string("target"), number("bytes"))
 
 
 def compacted(info: dict[str, Any]) -> Compacted:

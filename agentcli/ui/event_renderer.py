@@ -16,6 +16,7 @@ from agentcli.agent.plan import PLAN, PLAN_RESULTS
 from agentcli.events import (
     AnswerCutOff,
     AssistantMessage,
+    CallProgress,
     Compacted,
     Done,
     Event,
@@ -82,6 +83,9 @@ class Renderer:
             shown = visible(event.text)
             self.out.print(shown, end="", markup=False, highlight=False, soft_wrap=True)
             self._mid_line = not event.text.endswith("\n")
+        elif isinstance(event, CallProgress):
+            if self.live:
+                self.live.progress(event.index, progress_label(event))
         elif isinstance(event, AssistantMessage):
             self.end_line()
             if self.live:
@@ -130,6 +134,15 @@ class Renderer:
         if self._mid_line:
             self.out.print()
             self._mid_line = False
+
+
+def progress_label(event: CallProgress) -> str:
+    """`writing write_file big.txt (12,345 bytes)`: the model's words, clipped to a line;
+    the status line shows them as untrusted text (controls as marks)."""
+    which = f" (call {event.index + 1})" if event.index else ""
+    target = f" {_clip(event.target, 60)}" if event.target else ""
+    name = _clip(event.name, 40) or "a tool call"
+    return f"writing {name}{target}{which}: {event.bytes:,} bytes"
 
 
 def cut_off_note(event: AnswerCutOff) -> str:

@@ -5,13 +5,18 @@ the text is cut where a top-level block starts: in CommonMark a block before tha
 closed for good (link reference definitions, the one construct that reaches back, are
 plain text in agentcli/ui/markdown.py), so the blocks before it render as they would in
 the whole answer and are printed once. The open block stays live. An open fenced code
-block at the top level is rendered line by line: its settled lines are printed as code
-rows (each batch highlighted on its own, so a construct spanning two batches may be
-coloured differently), the last line with text and any blank lines after it wait, as
-Rich strips the end of a block.
+block at the top level is rendered line by line (agentcli/ui/code_rows.py: one row a
+line, never hard-wrapped): its settled lines are printed as code rows (each batch
+highlighted on its own, so a construct spanning two batches may be coloured differently),
+the last line with text and any blank lines after it wait, as Rich strips the end of a
+block. A half-received line that may yet be the closing fence is not shown at all: it
+would be drawn as a line of code.
 
 Only complete lines are read to find where a block starts: a half-received line can
 look like a block (`#` is an empty heading) that the whole line is not (`#tag`).
+
+Blocks render at `width`, which the live view pins while part of an open block is on the
+screen for good: that part's rows are counted at the width they were printed at.
 """
 
 from __future__ import annotations
@@ -22,13 +27,12 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
-from rich.syntax import Syntax
 
 from agentcli.terminal_text import visible
+from agentcli.ui.code_rows import CodeRows, fit
 from agentcli.ui.markdown import HIDING_RULES, ShownMarkdown
 
 _PARSER = MarkdownIt().enable("strikethrough").enable("table").disable(HIDING_RULES)
-CODE_THEME = "monokai"  # rich.markdown.Markdown's default, which ShownMarkdown keeps
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})")
 
 
@@ -44,6 +48,11 @@ class Line:
     def plain(self) -> str:
         return "".join(segment.text for segment in self.segments)
 
+    def fitted(self, width: int) -> list[Line]:
+        """The row as rows of `width` cells at most (see code_rows.fit)."""
+        rows = fit(self.segments, width)
+        return [self] if len(rows) == 1 else [Line(row) for row in rows]
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield from self.segments
         yield Segment.line()
@@ -56,7 +65,7 @@ class _Fence:
     char: str
     length: int
     indent: int  # spaces of the opening fence, taken from each content line
-    lexer: str
+    rows: CodeRows
 
     def closes(self, line: str) -> bool:
         stripped = line.rstrip("\n")
@@ -64,6 +73,11 @@ class _Fence:
         rest = stripped[lead:]
         run = len(rest) - len(rest.lstrip(self.char))
         return lead <= 3 and run >= self.length and not rest[run:].strip(" \t")
+
+    def may_close(self, partial: str) -> bool:
+        """Whether a line received in part may still be the closing fence (or is it)."""
+        rest = partial.lstrip(" ")
+        return len(partial) - len(rest) <= 3 and not rest.rstrip(" \t").strip(self.char)
 
     def content(self, line: str) -> str:
         lead = len(line) - len(line.lstrip(" "))
@@ -81,7 +95,8 @@ class MarkdownStream:
         self.fence: _Fence | None = None
         self.code: list[str] = []  # lines of the open fence not printed yet
         self.gap = False  # the last block settled asks for a blank line (Rich's new_line)
-        self._before: dict[str, int] = {}  # rows of the context put before a render
+        self._before: dict[tuple[str, int], int] = {}  # rows of the context put before
+        self.width = console.width
 
     def add(self, delta: str) -> None:
         self.tail += delta
@@ -109,15 +124,17 @@ class MarkdownStream:
                 return out
             if self.gap:  # a fence is a leaf block
                 out.append(Line([]))
-            out.extend(self._code_rows("x")[:1])  # the code block's top padding
+            out.append(self._padding())  # the code block's top padding
             self.gap = False
 
     def live(self) -> list[Line]:
         """The open part as it would render now (it may still change)."""
         if self.fence is not None:
-            code = self.code + [self.fence.content(self.tail)] if self.tail else self.code
+            code = self.code
+            if self.tail and not self.fence.may_close(self.tail):
+                code = code + [self.fence.content(self.tail)]
             return self._code_rows("".join(code).rstrip())
-        return self._render(self.tail) if self.tail.strip() else []
+        return self._render(_without_fence_start(self.tail)) if self.tail.strip() else []
 
     def close(self) -> list[Line]:
         """The end of the text: the rest, rendered for good."""
@@ -126,10 +143,11 @@ class MarkdownStream:
             # the same (settle reads whole lines only)
             self.tail += "\n"
             return self.settle() + self.close()
-        if self.fence is not None:
-            lines = self.live() + self._code_rows("x")[-1:]  # and the bottom padding
+        if self.fence is not None:  # the text ends inside the block: all of it is code
+            code = self.code + [self.fence.content(self.tail)] if self.tail else self.code
+            lines = self._code_rows("".join(code).rstrip()) + [self._padding()]
         else:
-            lines = self.live()
+            lines = self._render(self.tail) if self.tail.strip() else []
         self.tail, self.fence, self.code, self.gap = "", None, [], False
         return lines
 
@@ -146,7 +164,7 @@ class MarkdownStream:
             return False
         tokens = _PARSER.parse(visible(opening))
         lexer = (tokens[0].info if tokens else "").partition(" ")[0] or "text"
-        self.fence = _Fence(marker[0], len(marker), len(match.group(1)), lexer)
+        self.fence = _Fence(marker[0], len(marker), len(match.group(1)), CodeRows(lexer))
         self.tail = self.tail[newline + 1 :]
         return True
 
@@ -164,7 +182,7 @@ class MarkdownStream:
         if closed:
             code, self.code = "".join(self.code).rstrip(), []
             out.extend(self._code_rows(code))
-            out.extend(self._code_rows("x")[-1:])
+            out.append(self._padding())
             self.fence, self.gap = None, True
             return True
         last = max((i for i, line in enumerate(self.code) if line.strip()), default=0)
@@ -174,28 +192,42 @@ class MarkdownStream:
         return False
 
     def _code_rows(self, code: str) -> list[Line]:
-        """Code as Rich's Markdown shows it; "x" gives the rows of padding above and below."""
+        """Code as Rich's Markdown colours it, one row a line (see code_rows.py)."""
         assert self.fence is not None
-        shown = visible(visible(code), marked=True)
-        padding = 1 if code == "x" else (0, 1)
-        syntax = Syntax(shown, self.fence.lexer, theme=CODE_THEME, word_wrap=True, padding=padding)
-        rows = self._lines(syntax)
-        return [rows[0], rows[-1]] if code == "x" else rows
+        shown = [visible(visible(line), marked=True) for line in code.split("\n")]
+        return [Line(row) for row in self.fence.rows.rows(shown, self.width)]
+
+    def _padding(self) -> Line:
+        """The blank row above and below a code block's lines."""
+        assert self.fence is not None
+        return Line(self.fence.rows.padding(self.width))
 
     def _render(self, text: str) -> list[Line]:
         """`text`, whole blocks, as it renders after the blocks settled before it: Rich puts
         a blank line above a block when the element closed before it asks for one, so a
         block that does so (or a rule, which does not) goes first and its rows are cut."""
         before = "x\n\n" if self.gap else "---\n\n"
-        if before not in self._before:
-            self._before[before] = len(self._lines(ShownMarkdown(before)))
+        if (before, self.width) not in self._before:
+            self._before[before, self.width] = len(self._lines(ShownMarkdown(before)))
         # marks for controls; links as "text (url)", never a hidden OSC 8 target; HTML,
         # comments and entities as the text they are (see agentcli/ui/markdown.py)
-        return self._lines(ShownMarkdown(before + visible(text)))[self._before[before] :]
+        rows = self._lines(ShownMarkdown(before + visible(text)))
+        return rows[self._before[before, self.width] :]
 
     def _lines(self, renderable: RenderableType) -> list[Line]:
-        options = self.console.options.update(width=self.console.width)
+        options = self.console.options.update(width=self.width)
         return [Line(line) for line in self.console.render_lines(renderable, options, pad=False)]
+
+
+def _without_fence_start(text: str) -> str:
+    """`text` without its half-received last line when that line may be a fence (```` `` ````
+    in a list item, `> ~~` in a quote): until it is whole it may close a code block, and
+    it would be drawn as a line of its code."""
+    start = text.rfind("\n") + 1
+    partial = text[start:].strip(" \t>")
+    if partial and (not partial.strip("`") or not partial.strip("~")):
+        return text[:start]
+    return text
 
 
 def _top_blocks(text: str) -> list[tuple[int, str]]:

@@ -101,7 +101,15 @@ ROWS = {
         "recover: one Hermes write_file call",
         "recover: unclosed markers repeated",
     ],
-    "render.py": ["fence 1,000 lines", "lines 5,400", "list 5,400 items"],
+    "render.py": [
+        "fence 250 lines",
+        "fence 500 lines",
+        "fence 1,000 lines",
+        "fence 2,000 lines",
+        "lines 5,400",
+        "list 5,400 items",
+    ],
+    "redraws.py": ["`agentcli chat`, a 15 KB answer"],
     "questions.py": ["mode ask", "mode auto"],  # --quick: the two modes the goal compares
 }
 # cells whose value is known: (label, column) -> value
@@ -123,7 +131,8 @@ GOALS = {
     "snapshots.py": 2,
     "context.py": 0,
     "textcalls.py": 0,
-    "render.py": 0,
+    "render.py": 2,
+    "redraws.py": 0,
     "questions.py": 1,
 }
 FIGURE = re.compile(r"\d+(\.\d+)?( / \d+(\.\d+)?)*( ms| s)?")
@@ -149,7 +158,15 @@ def normalised(row: list[str]) -> str:
 # the scripts whose --quick run still takes many agentcli starts run with -m slow (.ci/slow)
 # questions.py --quick starts agentcli about 40 times, each a second or two (a minute idle)
 TIMEOUTS = {"questions.py": 900}
-HEAVY = {"render.py", "bigoutput.py", "context.py", "run.py", "startup.py", "questions.py"}
+HEAVY = {
+    "render.py",
+    "bigoutput.py",
+    "context.py",
+    "run.py",
+    "startup.py",
+    "questions.py",
+    "redraws.py",
+}
 
 
 @pytest.mark.parametrize(

@@ -86,6 +86,9 @@ def test_the_streamed_text_adds_up_to_the_saved_answer(agent: Agent, name: str) 
     assert streamed == events[first]["text"] == f"{BEFORE}\n\nThen I answer."
     assert [c["name"] for c in events[first]["tool_calls"]] == ["calculator"]
     assert any(e["type"] == "tool_result" and e["content"] == "2" for e in events)
+    # while the call's text was held back, a sign of life: how much of it has come
+    held = [e for e in events[:first] if e["type"] == "call_progress"]
+    assert held and held[-1]["bytes"] > 0 and held[-1]["name"] == ""
 
 
 def test_the_person_sees_the_text_without_the_markup_in_chat(agent: Agent) -> None:

@@ -10,7 +10,9 @@ HTTP 500 "scripted server: no reply queued". ``"stream": true`` requests get SSE
 (chunked transfer encoding, so keep-alive works), others one JSON object.
 Tool-call ids are "call_1", "call_2", ... in the order one server serves them.
 Streamed text and arguments go out in pieces of PIECE characters (``delay=`` seconds before
-each piece makes a slow model); ``ScriptedServer(piece=N)``
+each piece makes a slow model; ``pause=(event, offset)`` stops the stream after `offset`
+characters of the text, or of the first call's arguments, until the test sets `event`:
+what a screen shows mid-stream, read without timing); ``ScriptedServer(piece=N)``
 or ``text(..., piece=N)`` / ``tool_calls(..., piece=N)`` choose another size (real servers
 send a token or a few, 4 to 100 bytes). The chunks are made as they are sent, so a reply of
 many megabytes costs the server time and memory in proportion to its size.
@@ -56,6 +58,12 @@ class Reply:
     ids: list[str] = field(default_factory=list)  # tool-call ids, filled in when served
     piece: int | None = None  # characters per streamed fragment; None: the server's
     delay: float = 0.0  # seconds before each streamed fragment (a slow model)
+    # (event, offset): the stream waits for the event after `offset` characters of the
+    # content, or of the first call's arguments when the reply has calls
+    pause: tuple[threading.Event, int] | None = None
+
+
+PAUSE_LIMIT_S = 300  # a paused stream goes on after this, set or not (a test that failed)
 
 
 def text(
@@ -64,9 +72,10 @@ def text(
     usage: tuple[int, int] = (10, 5),
     piece: int | None = None,
     delay: float = 0.0,
+    pause: tuple[threading.Event, int] | None = None,
 ) -> Reply:
     """An assistant text answer (finish_reason "stop"); `delay` seconds before each piece."""
-    return Reply("text", content=content, usage=usage, piece=piece, delay=delay)
+    return Reply("text", content=content, usage=usage, piece=piece, delay=delay, pause=pause)
 
 
 def tool_calls(
@@ -76,10 +85,19 @@ def tool_calls(
     piece: int | None = None,
     delay: float = 0.0,
     ids: list[str] | None = None,
+    pause: tuple[threading.Event, int] | None = None,
 ) -> Reply:
     """Tool calls (finish_reason "tool_calls"); each is (name, args dict | raw args string).
     `ids`: the call ids the server sends, any text (default: call_1, call_2, ...)."""
-    reply = Reply("tool_calls", content=content, calls=calls, usage=usage, piece=piece, delay=delay)
+    reply = Reply(
+        "tool_calls",
+        content=content,
+        calls=calls,
+        usage=usage,
+        piece=piece,
+        delay=delay,
+        pause=pause,
+    )
     reply.ids = list(ids or [])
     return reply
 
@@ -156,13 +174,21 @@ def _chunks(
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
         return {**base, "choices": [choice], **({"usage": None} if with_usage else {})}
 
-    def slowly(parts: Iterator[str]) -> Iterator[str]:
+    def slowly(whole: str, paused: bool) -> Iterator[str]:
+        """`whole` in pieces; when `paused`, the piece at the pause's offset waits for it."""
+        cut = reply.pause[1] if paused and reply.pause else len(whole)
+        parts = [*_pieces(whole[:cut], size), *_pieces(whole[cut:], size)]
+        sent = 0
         for part in parts:
+            if paused and reply.pause and sent == cut:
+                reply.pause[0].wait(PAUSE_LIMIT_S)
             time.sleep(reply.delay)
             yield part
+            sent += len(part)
 
     yield chunk({"role": "assistant", "content": ""})
-    yield from (chunk({"content": part}) for part in slowly(_pieces(reply.content, size)))
+    in_text = not reply.calls
+    yield from (chunk({"content": part}) for part in slowly(reply.content, in_text))
     if not complete:
         return
     for i, (id_, (name, args)) in enumerate(zip(reply.ids, reply.calls, strict=True)):
@@ -170,7 +196,7 @@ def _chunks(
         yield chunk({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
         yield from (
             chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})
-            for part in slowly(_pieces(_args(args), size))
+            for part in slowly(_args(args), i == 0)
         )
     yield chunk({}, "tool_calls" if reply.calls else "stop")
     if with_usage:

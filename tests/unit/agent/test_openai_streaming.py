@@ -169,8 +169,13 @@ class Ended(BaseCallbackHandler):
 
 def run(model: ChatOpenAI) -> tuple[Any, Any, list[str]]:
     ended, tokens = Ended(), []
+
+    def write(part: dict[str, Any]) -> None:  # the text's parts (calls' progress goes too)
+        if "token" in part:
+            tokens.append(part["token"])
+
     bound = model.bind_tools([]).with_config(callbacks=[ended])
-    answer = ask(bound, [HumanMessage("go")], lambda part: tokens.append(part["token"]), ctx())
+    answer = ask(bound, [HumanMessage("go")], write, ctx())
     return answer, ended.messages[0], tokens
 
 
