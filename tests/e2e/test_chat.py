@@ -154,6 +154,7 @@ def test_always_approves_the_tool_for_the_rest_of_the_thread(agent: Agent) -> No
     child.sendline("A")  # a rule scoped to the folder: here the whole workspace
     child.expect(re.escape('rule: tool = "list_dir", match = "*", decision = "allow"'))
     child.expect(r"would have matched 0 of the 0 earlier list_dir calls")
+    child.expect(r"\[t\]his thread.*\[b\]ack >")  # a key pressed before it is typed ahead
     child.sendline("t")
     child.expect("calls of list_dir this rule matches are allowed for the rest of this thread")
     child.expect(r"approved list_dir \(always")
