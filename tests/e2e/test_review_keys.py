@@ -170,8 +170,8 @@ def test_keys_typed_before_the_review_are_not_a_decision(agent: Agent) -> None:
 
 @pytest.mark.parametrize(
     "pasted",
-    ["\x1b[200~a\x1b[201~", "aaaa", "a\ra\r", "\x1b[200~a"],
-    ids=["bracketed", "burst", "lines", "paste-begun"],
+    ["\x1b[200~a\x1b[201~", "aaaa", "a\ra\r", "\x1b[200~a", "\x1b[A", "\x1ba"],
+    ids=["bracketed", "burst", "lines", "paste-begun", "arrow", "alt-a"],
 )
 def test_a_paste_at_the_review_is_not_a_decision(agent: Agent, pasted: str) -> None:
     agent.server.push(write_call(), text("Not written, then."))
