@@ -8,12 +8,14 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentcli_tools.plurals import counted
 from rich.text import Text
 
 from agentcli.cli.bang_command import ShellRun, is_command
 from agentcli.cli.ctrl_c import stopping
 from agentcli.cli.review_alarm import ReviewAlarm
 from agentcli.config import data_dir
+from agentcli.decisions import Decide, Decision
 from agentcli.errors import AgentcliError, Interrupted, UsageError
 from agentcli.events import Done, Event, ReviewRequest, add_usage_value
 from agentcli.ui import make_console
@@ -38,6 +40,7 @@ class Chat:
         starting.on_failure(self.input.stop)  # a session that cannot be made ends the prompt
         self.leaving = False  # set by /exit
         self.reviewed = False  # the thread's pending calls, if any, have been shown
+        self.waiting: ReviewRequest | None = None  # a review left with q: its calls wait
         self.shell_runs: list[ShellRun] = []  # `!command` output for the next message
         self.alarms = ReviewAlarm(self.console)  # a review waiting: the bell, notify
         self.draft = ""  # a message that was not sent: the next prompt starts with it
@@ -53,7 +56,9 @@ class Chat:
         """Made when first needed: Rich's Markdown and Syntax are not needed for the prompt."""
         from agentcli.ui.event_renderer import Renderer
 
-        return Renderer(self.console, keep=True)  # /show shows a folded result whole
+        view = Renderer(self.console, keep=True)  # /show shows a folded result whole
+        view.defer_calls = True  # a call a person reviews is shown once, by its panel
+        return view
 
     @property
     def session(self) -> ThreadSession:
@@ -94,7 +99,7 @@ class Chat:
                         message = self.input.read(drawn=self.starting.begin, default=draft)
                     except EOFError:
                         self.console.print()
-                        break
+                        return self.bye(pending=self.left_waiting() is not None)
                 text, message = message.strip(), None
                 if not text:
                     continue
@@ -109,7 +114,7 @@ class Chat:
             self.view.end()
             self.bye(pending=False)
             raise
-        self.bye(pending=False)
+        self.bye(pending=self.left_waiting() is not None)
 
     def banner(self) -> None:
         """The current thread: after /new or /switch the session's, not the one started on."""
@@ -123,7 +128,19 @@ class Chat:
         line = styled(
             (f"thread {thread_id}", "bold"), (f" · {about} · ", "dim"), (f"mode {self.mode}", "")
         )
+        if waiting := self.left_waiting():
+            count = len(waiting.action_requests)
+            line.append(f" · {counted(count, 'call')} waiting for review", "bold yellow")
         self.console.print(line, soft_wrap=True)
+        if waiting:
+            self.console.print(Text(WAITING_HINT, style="dim"))
+
+    def left_waiting(self) -> ReviewRequest | None:
+        """The review this thread was left at with q (its calls still wait), if any."""
+        waiting = self.waiting
+        if waiting is None or self._session is None:
+            return None
+        return waiting if waiting.thread_id == self._session.thread_id else None
 
     @property
     def workspace(self) -> Path:
@@ -157,8 +174,12 @@ class Chat:
         from agentcli.session.attachments import MAX_BYTES, attach
 
         try:
-            if not self.reviewed and not self.answer_pending():
-                return False
+            if not self.reviewed:
+                if not self.answer_pending():
+                    return False
+                if self.left_waiting():  # quit at calls not seen before: nothing decided
+                    self.console.print(Text("(your message was not sent)", style="yellow"))
+                    return True
         except Interrupted as exc:  # Ctrl-C while the session was being made
             self.error(exc)
             self.keep_draft(text)
@@ -176,6 +197,12 @@ class Chat:
         if self.shell_runs:
             text += "\n\n" + "\n\n".join(ran.for_model() for ran in self.shell_runs)
             self.shell_runs = []
+        if self.left_waiting() and (waiting := self.session.pending()) is not None:
+            count = len(waiting.action_requests)
+            said = f"{count} waiting call{'s' * (count != 1)} rejected, your message as feedback"
+            self.console.print(Text(said, style="dim"))
+            self.waiting = None
+            return self.play(lambda: self.session.decide(instead(waiting, text)))
         planned = self.planning if plan is None else plan
         return self.play(lambda: self.session.send(text, plan=planned))
 
@@ -191,13 +218,27 @@ class Chat:
             self.console.print(styled(("not sent: ", "dim"), (text, ""), multiline=True))
 
     def answer_pending(self) -> bool:
-        """Show a review the thread was left at; False if the person quit at it."""
+        """Show a review the thread was left at (q at it: back to the prompt, the calls
+        waiting); False if the person left the chat at it (Ctrl-D)."""
         self.reviewed = True
         review = self.session.pending()
+        self.waiting = None
         if review is None:
             return True
-        answer = self.answer(review)
-        return answer is not None and self.play(lambda: answer)
+        try:
+            answer = self.answer(review)
+        except EOFError:
+            return False
+        if answer is None:
+            self.left(review)
+            return True
+        return self.play(lambda: answer)
+
+    def left(self, review: ReviewRequest) -> None:
+        """q, Esc or Ctrl-C at a review: back to the prompt, the calls waiting (the header
+        says so), decided by the next message or /review."""
+        self.waiting = review
+        self.banner()
 
     def play(self, start: Callable[[], Iterator[Event]]) -> bool:
         """Render a run, answering reviews as they come; False if the person quit at one."""
@@ -222,9 +263,13 @@ class Chat:
             if review is None:
                 self.show_usage(spent)
                 return True
-            events = self.answer(review)
-            if events is None:
+            try:
+                events = self.answer(review)
+            except EOFError:  # Ctrl-D at the review: leave the chat
                 return False
+            if events is None:
+                self.left(review)
+                return True
 
     def answer(self, review: ReviewRequest) -> Iterator[Event] | None:
         s = self.session
@@ -232,6 +277,9 @@ class Chat:
         if decisions is None:
             from agentcli.ui.review_prompt import ask_decisions
 
+            asked = {str(request["id"]) for request in review.action_requests}
+            planned = review.plan is not None  # the plan review shows the plan call whole
+            self.view.say_calls(shown=lambda call: planned or str(call.get("id")) in asked)
             scope = always_scope(s)
             with self.alarms.start(s, review):
                 if review.plan is not None:
@@ -246,6 +294,8 @@ class Chat:
             if decisions is None:
                 return None
             decisions = [{**decision, "by": "terminal"} for decision in decisions]
+        else:
+            self.view.say_calls()  # decided by the policy: no panel showed them
         return s.decide(decisions)
 
     def show_usage(self, usage: dict[str, Any]) -> None:
@@ -294,6 +344,17 @@ class Chat:
         what = "calls are waiting for review" if pending else "to continue"
         hint = f"agentcli resume {thread_id}{server}"
         self.console.print(styled((f"{what}: {hint}", "dim")), soft_wrap=True)  # to copy
+
+
+WAITING_HINT = (
+    "/review decides them; a message instead rejects them and goes to the model as feedback"
+)
+
+
+def instead(review: ReviewRequest, text: str) -> list[Decision]:
+    """A message sent while calls wait: each rejected, with the message as its feedback
+    (what `f` sends), by the person at the terminal."""
+    return [Decide.reject(text, by="terminal") for _ in review.action_requests]
 
 
 def _where(session: ThreadSession) -> str:

@@ -1,5 +1,6 @@
 """What `agentcli review` prints of the inbox: the pending calls as lines or JSON, each
-named as a decision names it, CALL_ID@DIGEST (session/call_digests.py)."""
+named as a decision names it, CALL_ID@DIGEST (session/call_digests.py); in lines, each
+thread's header once, above its calls."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ def show_inbox(calls: list[WaitingCall], as_json: bool) -> None:
         return
     if not calls:
         print("no calls awaiting review")
+    header = None
     for call in calls:
         waited = say_duration(call.waited_s) if call.waited_s is not None else "?"
         marks = "".join(
@@ -29,6 +31,7 @@ def show_inbox(calls: list[WaitingCall], as_json: bool) -> None:
             )
             if on
         )
-        print(line(f"{call.thread_id}  {call.title}  {call.workspace}"))
+        if header != (header := call.thread_id):  # a thread's calls come together
+            print(line(f"{call.thread_id}  {call.title}  {call.workspace}"))
         name = f"{call.call_id}@{call.digest}"
         print(line(f"  {name}  {call.tool}  {call.subject}  waiting {waited}{marks}"))

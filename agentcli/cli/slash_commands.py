@@ -1,4 +1,5 @@
-"""Slash commands in chat. Each returns False when the person quit at a review."""
+"""Slash commands in chat. Each returns False when the person left the chat at a review
+(Ctrl-D); q at a review comes back to the prompt, the calls waiting."""
 
 from __future__ import annotations
 
@@ -123,6 +124,13 @@ def _switch(chat: Chat, arg: str) -> bool:
     if s.workspace is not None and not s.explicit_workspace:  # files here, as recorded
         warn_if_gone(s.workspace, s.thread_id)
     show_recap(chat)
+    return chat.answer_pending()
+
+
+@command("/review", "/review: show the calls waiting for review again, to decide them")
+def _review(chat: Chat, arg: str) -> bool:
+    if chat.session.pending() is None:
+        return say(chat, "no calls are waiting for review")
     return chat.answer_pending()
 
 

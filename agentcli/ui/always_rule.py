@@ -20,6 +20,7 @@ from rich.text import Text
 
 from agentcli.decisions import Decide, Decision
 from agentcli.ui.message_input import edit_line, prefills
+from agentcli.ui.review_keys import QUIT, REDRAW, read_choice
 from agentcli.ui.safe_text import styled
 
 SCOPE_CHOICES = "[t]his thread  [w]rite to the config file too  [e]dit the match  [b]ack > "
@@ -49,11 +50,7 @@ def ask_scope(
     while True:
         _show(console, name, match, args, workspace, scope)
         choices = SCOPE_CHOICES if scope.config_path is not None else THREAD_ONLY
-        try:
-            choice = console.input(Text(choices, style="bold")).strip()
-        except (EOFError, KeyboardInterrupt):
-            console.print()
-            return None
+        choice = read_choice(console, choices)  # EOFError (Ctrl-D): the caller leaves
         if choice == "t":
             return Decide.approve(always=True, match=match), match
         if choice == "w" and scope.config_path is not None:
@@ -61,8 +58,10 @@ def ask_scope(
                 return Decide.approve(always=True, match=match), match
         elif choice == "e":
             match = _edit(console, match)
-        elif choice == "b":
+        elif choice in ("b", QUIT):
             return None
+        elif choice == REDRAW:  # the loop shows the rule again
+            continue
         else:
             console.print(Text(f"unknown choice {choice!r}", style="yellow"))
 

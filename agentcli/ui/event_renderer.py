@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentcli_tools.plurals import counted, plural
@@ -22,6 +23,7 @@ from agentcli.events import (
     Event,
     Retry,
     ReviewRequest,
+    RunStatus,
     TextDelta,
     ToolOutput,
     ToolResult,
@@ -59,6 +61,10 @@ class Renderer:
         self.keep = keep
         self.results: dict[int, ToolResult] = {}  # by number, the latest KEPT_RESULTS
         self.numbered = 0  # results numbered so far
+        # chat: a call's `→ tool {args}` line waits until it runs (or a policy decides it):
+        # a call a person reviews is shown by its panel, not said twice
+        self.defer_calls = False
+        self._calls: list[dict] = []
         self.live: LiveView | None = None
         if out.is_terminal and not out.no_color and info is None:
             from agentcli.ui.live_answer import LiveView  # rich.markdown: only for a terminal
@@ -90,21 +96,23 @@ class Renderer:
             self.end_line()
             if self.live:
                 self.live.finish_text()
-            for call in event.tool_calls:
-                args = json.dumps(call["args"], ensure_ascii=False)
-                arrow = Text("→ ", style="cyan")
-                arrow.append_text(safe_line(call["name"], "cyan"))
-                arrow.append_text(safe_line(" " + _clip(args, 100), "cyan"))
-                self.info.print(arrow)
+            self.say_calls()  # any left from before (never dropped unsaid)
+            self._calls = list(event.tool_calls)
+            if not self.defer_calls:
+                self.say_calls()
             if self.live and event.tool_calls:
                 names = ", ".join(c["name"] for c in event.tool_calls)
                 self.live.begin("running " + names)  # the status line makes it safe
         elif isinstance(event, ToolResult):
             self.end_line()
+            self.say_calls()
             self.info.print(fold(event, self._number(event)))
             if self.live:
                 self.live.begin("thinking")
         elif isinstance(event, ToolOutput):
+            if self._calls:
+                self.end_line()
+                self.say_calls()
             if self.live:
                 self.live.tool_output(event.text)
         elif isinstance(event, Retry):
@@ -120,6 +128,20 @@ class Renderer:
             self.info.print(Text(compacted_line(event), style="dim"))
         elif isinstance(event, ReviewRequest | Done):
             self.end()
+            if isinstance(event, Done) and event.status != RunStatus.AWAITING_APPROVAL:
+                self.say_calls()  # those waiting are said by the chat, or by their panel
+
+    def say_calls(self, shown: Callable[[dict], bool] = lambda call: False) -> None:
+        """The `→ tool {args}` lines of the calls not said yet, but those `shown` (a review
+        panel showed them)."""
+        calls = [call for call in self._calls if not shown(call)]
+        self._calls = []
+        for call in calls:
+            args = json.dumps(call["args"], ensure_ascii=False)
+            arrow = Text("→ ", style="cyan")
+            arrow.append_text(safe_line(call["name"], "cyan"))
+            arrow.append_text(safe_line(" " + _clip(args, 100), "cyan"))
+            self.info.print(arrow)
 
     def _number(self, result: ToolResult) -> int | None:
         """The result's number for /show (None when results are not kept)."""
@@ -212,12 +234,17 @@ def _notes(lines: list[str]) -> tuple[list[str], list[str]]:
     return lines[:end], lines[end:]
 
 
-def call_panel(name: str, preview: Preview, index: int, total: int, description: str) -> Panel:
+def call_panel(
+    name: str, preview: Preview, index: int, total: int, description: str, note: str = ""
+) -> Panel:
     """The call as it will run: every character shown (controls as marks), lines numbered
-    so a newline is plain to see, long lines wrapped, never cut."""
+    so a newline is plain to see, long lines wrapped, never cut. `note`: agentcli's own
+    word after the name (" (edited)"), styled apart from it."""
     title = safe_line(name, "bold")
     if total > 1:
         title.append(f" ({index}/{total})")
+    if note:
+        title.append(note, style="bold yellow")
     return Panel(
         Numbered(highlighted(preview.text, preview.kind), diff=preview.kind == "diff"),
         title=title,

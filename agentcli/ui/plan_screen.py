@@ -7,7 +7,8 @@ policy, a deny rule). `a` approves every task you were asked about that you did 
 and says which tasks go with it (those that need it); `k N` keeps a dropped task again;
 `f` sends the plan back with feedback (nothing runs, the model plans again); `v` shows
 every task whole in $PAGER; `q` leaves the plan waiting. The answer is one decision per
-task asked about, in order (agent/plan/plan_review.py reads it).
+task asked about, in order (agent/plan/plan_review.py reads it). At a terminal each choice
+is one key (review_keys.py); `e`, `d` and `k` then ask which task, unless there is one.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from rich.text import Text
 from agentcli.decisions import Decide, Decision
 from agentcli.events import ReviewRequest
 from agentcli.ui.pager import page_calls
+from agentcli.ui.review_keys import QUIT, REDRAW, at_terminal, read_choice
 from agentcli.ui.review_prompt import Checker, edit_arguments
 from agentcli.ui.safe_text import safe_line, styled
 
@@ -38,7 +40,8 @@ VERDICTS = {"allowed": ("runs: ", "green"), "denied": ("denied: ", "red"), "ask"
 def ask_plan_decisions(
     console: Console, review: ReviewRequest, check: Checker, workspace: Path | None
 ) -> list[Decision] | None:
-    """One decision per task asked about, in order; None if the person chose to quit."""
+    """One decision per task asked about, in order; None if the person chose to quit (q,
+    Esc, Ctrl-C: the plan stays pending); EOFError on Ctrl-D (the caller leaves)."""
     tasks = list(review.plan or [])
     asked = {int(r["plan_task"]): r for r in review.action_requests}
     edits: dict[int, Decision] = {}
@@ -46,29 +49,28 @@ def ask_plan_decisions(
     drafts: dict[int, str | None] = {}
     _show(console, tasks, asked, edits, dropped)
     while True:
-        try:
-            choice = console.input(Text(CHOICES, style="bold")).strip()
-        except (EOFError, KeyboardInterrupt):  # Ctrl-C at a review is q
-            console.print()
-            return None
+        choice = read_choice(console, CHOICES)  # EOFError: Ctrl-D, the caller leaves
+        if choice == REDRAW:
+            _show(console, tasks, asked, edits, dropped)
+            continue
         word, _, rest = choice.partition(" ")
         if word == "a":
             return [_decision(task, edits, dropped) for task in asked]
-        if word == "q":
+        if word == QUIT:
             return None
         if word == "v":
             shown = [(t["tool"], _args(t, edits), _about(t)) for t in tasks]
             page_calls(console, shown, workspace)
             continue
         if word == "f":
-            if (said := _feedback(console)) is None:
-                return None
-            if said:
+            if said := _feedback(console):
                 return [Decide.reject(said) for _ in asked]
             continue
         if word not in ("e", "d", "k"):
             console.print(Text(f"unknown choice {choice!r}", style="yellow"))
             continue
+        if not rest.strip() and at_terminal():  # one key: which task, unless only one
+            rest = _which_task(console, asked)
         number = _task_number(console, rest, asked, word)
         if number is None:
             continue
@@ -95,13 +97,25 @@ def _decision(number: int, edits: Mapping[int, Decision], dropped: set[int]) -> 
     return edits.get(number) or Decide.approve()
 
 
-def _feedback(console: Console) -> str | None:
-    """The feedback typed ("" to choose again); None on Ctrl-C."""
+def _which_task(console: Console, asked: Mapping[int, Any]) -> str:
+    """The task a key (e, d, k) is for: the only one asked about, or a number typed ("" on
+    Ctrl-C: choose again)."""
+    if len(asked) == 1:
+        return str(next(iter(asked)))
+    try:
+        return console.input(f"task ({_listed(sorted(asked))}) > ").strip()
+    except KeyboardInterrupt:
+        console.print()
+        return ""
+
+
+def _feedback(console: Console) -> str:
+    """The feedback typed ("" to choose again, also on Ctrl-C); EOFError at the input's end."""
     try:
         text = console.input("feedback on the plan, for the model > ").strip()
-    except (EOFError, KeyboardInterrupt):
+    except KeyboardInterrupt:
         console.print()
-        return None
+        return ""
     if not text:
         console.print(Text("empty feedback: choose again", style="yellow"))
     return text

@@ -1,5 +1,6 @@
-"""The terminal review: show each pending call, ask a/e/f/r/A/v/q, edit arguments in $EDITOR
-(or inline, prefilled), show the whole call in $PAGER."""
+"""The terminal review: show each pending call, ask a/e/f/r/A/v/q (one key at a terminal,
+review_keys.py), edit arguments in $EDITOR (or inline, prefilled) and show the edited call
+for approval, show the whole call in $PAGER."""
 
 from __future__ import annotations
 
@@ -25,9 +26,12 @@ from agentcli.ui.call_preview import preview
 from agentcli.ui.event_renderer import call_panel
 from agentcli.ui.message_input import edit_line, prefills
 from agentcli.ui.pager import page
+from agentcli.ui.review_keys import QUIT, REDRAW, read_choice
 from agentcli.ui.safe_text import styled
 
 ALWAYS = " (always, for this thread)"
+EDITED = " (edited)"
+ASKS, BY_DEFAULT = "Tool execution requires approval (", "needs review by default"
 CHOICES = "[a]pprove  [e]dit  [f]eedback  [r]eject  [A]lways  [v]iew all  [q]uit"
 # a call cut off by a crash may have run: it can be marked done instead of run again
 RERUN_CHOICES = "[a]pprove again  [e]dit  [d]one  [f]eedback  [r]eject  [v]iew all  [q]uit"
@@ -35,6 +39,8 @@ RERUN_CHOICES = "[a]pprove again  [e]dit  [d]one  [f]eedback  [r]eject  [v]iew a
 UNCONFINED_CHOICES = (
     "[a]pprove  [u]nconfined once  [e]dit  [f]eedback  [r]eject  [A]lways  [v]iew all  [q]uit"
 )
+# an edited call, shown as it will run: `a` approves it as edited
+EDITED_CHOICES = "[a]pprove edited  [e]dit again  [f]eedback  [r]eject  [v]iew all  [q]uit"
 # check(name, edited, original): why the edit cannot run, or review.UNCHANGED when its
 # values are the original's (the tool's schema read, defaults applied); None when it can run
 Checker = Callable[[str, Any, Any], "str | None"]
@@ -47,7 +53,8 @@ def ask_decisions(
     workspace: Path | None,
     scope: AlwaysScope | None = None,
 ) -> list[Decision] | None:
-    """One decision per pending call, in order; None if the person chose to quit.
+    """One decision per pending call, in order; None if the person chose to quit (q, Esc,
+    Ctrl-C: the calls stay pending); EOFError on Ctrl-D (the caller leaves).
 
     File writes and edits show a diff against the file in `workspace`; with no workspace
     (a remote session: the files are on the server) they show their arguments. `A` offers a
@@ -65,13 +72,9 @@ def ask_decisions(
             console.print(styled(("approved ", "green"), (name, "green"), (ALWAYS, "green")))
             decisions.append(Decide.approve())
             continue
-        shown = preview(name, args, workspace)
-        description = request.get("description", "")
-        console.print(call_panel(name, shown, index, total, description))
-        if sandbox := request.get("sandbox"):
-            console.print(styled(("runs in the sandbox: ", "dim"), (str(sandbox), "dim")))
-        if limit := request.get("undo"):
-            console.print(styled(("cannot be undone: ", "yellow"), (str(limit), "yellow")))
+        sandbox = request.get("sandbox")
+        reason = reason_shown(request.get("description", ""))
+        show = partial(_show_call, console, request, workspace, (index, total), reason)
         scoped: list[str | None] = []
 
         def on_always(name: str = name, args: Any = args, scoped: list = scoped) -> Decision | None:
@@ -80,14 +83,16 @@ def ask_decisions(
                 scoped.append(asked[1])
             return None if asked is None else asked[0]
 
+        show(args, False)
         decision = _ask_one(
             console,
             name,
             args,
             check,
+            show,
             rerun=bool(request.get("rerun")),
             lift=bool(sandbox),
-            view=partial(page, console, name, args, workspace, description),
+            view=partial(page, console, name, workspace=workspace, description=reason),
             on_always=on_always,
         )
         if decision is None:
@@ -116,61 +121,102 @@ def ask_decisions(
     return decisions
 
 
+def _show_call(
+    console: Console,
+    request: dict[str, Any],
+    workspace: Path | None,
+    place: tuple[int, int],
+    reason: str,
+    args: Any,
+    edited: bool,
+) -> None:
+    """The call's panel with `args` (a diff for a file), and what agentcli says of it."""
+    name = request["name"]
+    shown = preview(name, args, workspace)
+    console.print(call_panel(name, shown, *place, reason, EDITED * edited))
+    if sandbox := request.get("sandbox"):
+        console.print(styled(("runs in the sandbox: ", "dim"), (str(sandbox), "dim")))
+    if (limit := request.get("undo")) and not edited:  # said of the call as proposed
+        console.print(styled(("cannot be undone: ", "yellow"), (str(limit), "yellow")))
+
+
+def reason_shown(description: str) -> str:
+    """What the panel says under a call: why it asks, when that is more than the default
+    (every call asks unless a rule says otherwise: saying so on every panel says nothing)."""
+    text = description
+    if text.startswith(ASKS) and text.endswith(")"):
+        text = text[len(ASKS) : -1]
+    return "" if text == BY_DEFAULT else text
+
+
 def _ask_one(
     console: Console,
     name: str,
     args: Any,
     check: Checker,
+    show: Callable[[Any, bool], None],
+    view: Callable[[Any], None],
     rerun: bool = False,
-    view: Callable[[], None] | None = None,
     lift: bool = False,
     on_always: Callable[[], Decision | None] | None = None,
 ) -> Decision | None:
-    choices = RERUN_CHOICES if rerun else UNCONFINED_CHOICES if lift else CHOICES
+    """The decision for one call shown by `show(args, edited)`; None to quit. An edit is
+    shown (a diff for a file) and waits for `a`, as the call first did."""
+    original = args
+    edited: Decision | None = None  # the edit shown, approved by `a`
     draft: str | None = None  # a refused edit, kept to be offered again
     while True:
-        try:
-            choice = console.input(Text(f"{choices} > ", style="bold")).strip()
-        except (EOFError, KeyboardInterrupt):  # Ctrl-C at a review is q
-            console.print()  # the prompt's line ends: nothing is printed after it
+        if edited is not None:
+            choices = EDITED_CHOICES
+        else:
+            choices = RERUN_CHOICES if rerun else UNCONFINED_CHOICES if lift else CHOICES
+        choice = read_choice(console, f"{choices} > ")  # EOFError: Ctrl-D, the caller leaves
+        if choice == REDRAW:
+            show(args, edited is not None)
+        elif choice == QUIT:
             return None
-        if choice == "d" and rerun:
+        elif choice == "a":
+            return edited or Decide.approve()
+        elif choice == "r":
+            return Decide.reject()
+        elif choice == "v":
+            view(args)
+        elif choice == "f":
+            if text := _feedback(console):
+                return Decide.reject(text)
+        elif choice == "e":
+            decision, draft = edit_arguments(console, name, args, check, draft)
+            if decision is not None:
+                args = decision["edited_action"]["args"]
+                edited = None if same_json(args, original) else decision
+                show(args, edited is not None)
+        elif edited is not None and choice in ("A", "u", "d"):
+            console.print(Text("not for an edited call: a approves it as edited", "yellow"))
+        elif choice == "d" and rerun:
             return Decide.done()
-        if choice == "A" and rerun:  # no "always" for a call that may run a second time
+        elif choice == "A" and rerun:  # no "always" for a call that may run a second time
             console.print(Text("not for a call that may have run: choose again", style="yellow"))
-            continue
-        if choice == "a":
-            return Decide.approve()
-        if choice == "u" and lift and not rerun:  # only offered for a call that runs confined
+        elif choice == "u" and lift and not rerun:  # only offered for a call that runs confined
             return Decide.approve(unconfined=True)
-        if choice == "A":
+        elif choice == "A":
             if on_always is None:
                 return Decide.approve(always=True)
             if (scoped := on_always()) is not None:
                 return scoped
-            continue  # back to the choice
-        if choice == "q":
-            return None
-        if choice == "r":
-            return Decide.reject()
-        if choice == "v":
-            if view is not None:
-                view()
-        elif choice == "f":
-            try:
-                text = console.input("feedback for the model > ").strip()
-            except (EOFError, KeyboardInterrupt):
-                console.print()
-                return None
-            if text:
-                return Decide.reject(text)
-            console.print(Text("empty feedback: choose again", style="yellow"))
-        elif choice == "e":
-            decision, draft = edit_arguments(console, name, args, check, draft)
-            if decision is not None:
-                return decision
         else:
             console.print(Text(f"unknown choice {choice!r}", style="yellow"))
+
+
+def _feedback(console: Console) -> str:
+    """One line for the model; "" (and why) to choose again. EOFError at the input's end."""
+    try:
+        text = console.input("feedback for the model > ").strip()
+    except KeyboardInterrupt:  # no feedback: back to the choice
+        console.print()
+        return ""
+    if not text:
+        console.print(Text("empty feedback: choose again", style="yellow"))
+    return text
 
 
 def same_json(one: Any, other: Any) -> bool:

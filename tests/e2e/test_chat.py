@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import hang, text, tool_calls
-from tests.helpers.terminal import CHOICE, PROMPT, ended, leave
+from tests.helpers.terminal import CHOICE, EDITED_CHOICE, PROMPT, ended, leave
 from tests.helpers.waiting import until
 
 
@@ -63,6 +63,11 @@ def test_edit_in_the_editor_with_a_bad_edit_first(agent: Agent, tmp_path) -> Non
     child.expect("edit refused: not valid JSON")
     child.expect(CHOICE)
     child.sendline("e")
+    child.expect(r"write_file \(edited\)")  # shown as it will run, not run yet
+    child.expect(r"\+edited")
+    child.expect(EDITED_CHOICE)
+    assert not (agent.workspace / "b.txt").exists()
+    child.send("a")
     child.expect("Saved.")
     leave(child)
     assert (agent.workspace / "b.txt").read_text() == "edited\n"
@@ -81,6 +86,8 @@ def test_inline_edit_refuses_arguments_the_schema_refuses(agent: Agent) -> None:
     child.expect("edit refused: invalid arguments: 'command': Field required")
     child.expect("new arguments as JSON >")  # offered again at once, as typed
     child.send("\x15" + '{"command": "echo two"}\r')
+    child.expect(EDITED_CHOICE)
+    child.send("a")
     child.expect("Ran it.")
     leave(child)
     assert "two" in tool_contents(agent, 1)["call_1"]
@@ -118,8 +125,11 @@ def test_quit_leaves_the_call_pending_and_resume_shows_it_first(agent: Agent) ->
     agent.server.push(tool_calls(("write_file", {"path": "later.txt", "content": "later\n"})))
     child = agent.spawn("chat", "write later.txt")
     child.expect(CHOICE)
-    child.sendline("q")
-    child.expect("waiting for review")
+    child.send("q")  # back to the prompt, the call waiting
+    child.expect("1 call waiting for review")
+    child.expect(PROMPT)
+    child.sendeof()
+    child.expect("calls are waiting for review")
     thread = ended(child)
     assert not (agent.workspace / "later.txt").exists()
 
@@ -144,6 +154,7 @@ def test_always_approves_the_tool_for_the_rest_of_the_thread(agent: Agent) -> No
     child.sendline("A")  # a rule scoped to the folder: here the whole workspace
     child.expect(re.escape('rule: tool = "list_dir", match = "*", decision = "allow"'))
     child.expect(r"no earlier list_dir call in this thread to try it on")
+    child.expect(r"\[t\]his thread.*\[b\]ack >")  # a key pressed before it is typed ahead
     child.sendline("t")
     child.expect("calls of list_dir this rule matches are allowed for the rest of this thread")
     child.expect(r"approved list_dir \(always")

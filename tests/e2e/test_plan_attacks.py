@@ -62,7 +62,7 @@ def test_the_plan_review_shows_every_character_of_a_task_it_asks_about(agent: Ag
     child = agent.spawn("chat", "--plan", "check the build")
     child.expect(CHOICE)
     shown = re.sub(r"\s", "", child.before)  # lines wrapped at the terminal's width
-    child.sendline("q")  # the plan stays waiting; the chat ends
+    child.sendeof()  # the plan stays waiting; the chat ends
     child.expect(pexpect.EOF)
     assert re.sub(r"\s", "", HIDDEN) in shown, "the review hid the end of task 2's command"
 
@@ -81,7 +81,7 @@ def test_what_a_plan_task_hides_from_the_terminal_is_shown_as_marks(agent: Agent
     child = agent.spawn("chat", "--plan", "tricky")
     child.expect(CHOICE)
     shown = child.before
-    child.sendline("q")  # the plan stays waiting; the chat ends
+    child.sendeof()  # the plan stays waiting; the chat ends
     child.expect(pexpect.EOF)
     assert "\u202e" not in shown and "\u200b" not in shown and "\x1b[2K" not in shown
     assert "⟦U+202E⟧" in shown and "⟦U+200B⟧" in shown  # marked where they are
@@ -98,7 +98,9 @@ def test_an_edit_of_one_task_runs_only_that_edit(agent: Agent) -> None:
     )
     child = agent.spawn("chat", "--plan", "two files", env={"EDITOR": ""})
     child.expect(CHOICE)
-    child.sendline("e 2")
+    child.send("e")
+    child.expect(r"task \([\d, ]+\) >")
+    child.sendline("2")
     child.expect("new arguments as JSON >")
     child.send("\x15" + '{"path": "b.txt", "content": "person\'s b"}\r')  # Ctrl-U: clear
     child.expect(CHOICE)

@@ -151,6 +151,7 @@ def test_always_writes_a_scoped_rule_the_next_run_uses(agent: Agent) -> None:
     child.expect("match >")
     child.sendline("\x15git *")  # Ctrl-U clears the prefilled match
     child.expect(re.escape('match = "git *"'))
+    child.expect(r"\[t\]his thread.*\[b\]ack >")
     child.sendline("w")
     child.expect("written to")
     child.expect(r"approved shell \(always")  # `git log` in the same turn fits the rule

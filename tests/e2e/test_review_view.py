@@ -19,7 +19,7 @@ import pytest
 from agentcli.terminal_text import unmark
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.scripted_server import text, tool_calls
-from tests.helpers.terminal import leave
+from tests.helpers.terminal import EDITED_CHOICE, leave
 
 CHOICE = r"\[a\]pprove.*\[v\]iew all.*\[q\]uit >"  # the choice line, [v]iew all in it
 HOSTILE = "\x1b[2J\x1b]0;title\x07\u202eevil"  # clear screen, window title, bidi override
@@ -84,7 +84,7 @@ def test_less_dash_r_gets_colour_and_nothing_but_colour(agent: Agent, tmp_path: 
     assert SGR.search(got)  # coloured
     assert "\x1b" not in SGR.sub("", got)  # and no other escape: the hostile ones are marks
     assert f"+last {HOSTILE}" in unmark(SGR.sub("", got))
-    child.sendline("q")
+    child.sendeof()  # Ctrl-D leaves
     child.expect(pexpect.EOF)
 
 
@@ -120,6 +120,8 @@ def test_inline_edit_starts_from_the_json_and_keeps_a_refused_edit(agent: Agent)
     child.expect("edit refused: not valid JSON")
     child.expect_exact('new arguments as JSON > {"command": "echo two"')  # kept, as typed
     child.send("}\r")
+    child.expect(EDITED_CHOICE)
+    child.send("a")
     child.expect("Ran it.")
     leave(child)
     sent = agent.server.requests[1]["messages"]
@@ -166,7 +168,7 @@ def test_the_narrow_panel_keeps_its_borders_and_diff_marks(agent: Agent) -> None
             assert re.match(rf"\s+\{sign}", inner[row]), inner[row]
     joined = "".join(r.split(" ", 1)[1] if r[:1].isdigit() else r.strip()[1:] for r in inner)
     assert long_add in joined.replace("+added", "added")  # nothing of the line lost
-    child.sendline("q")
+    child.sendeof()  # Ctrl-D leaves
     child.expect(pexpect.EOF)
 
 

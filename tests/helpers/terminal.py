@@ -7,6 +7,7 @@ import pexpect
 
 PROMPT = "you>"  # the chat's message prompt
 CHOICE = r"\[a\]pprove.*\[q\]uit >"  # the review's choice line
+EDITED_CHOICE = r"\[a\]pprove edited.*\[q\]uit >"  # the choice for an edited call
 
 
 def leave(child: pexpect.spawn) -> str:

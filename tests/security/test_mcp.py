@@ -24,7 +24,7 @@ from tests.e2e.conftest import Agent
 from tests.helpers import MCP_SERVER as SERVER
 from tests.helpers.mcp_server import PNG
 from tests.helpers.scripted_server import text, tool_calls
-from tests.helpers.terminal import CHOICE, leave
+from tests.helpers.terminal import CHOICE, EDITED_CHOICE, leave
 
 STARTED = "agentcli-test MCP server: started"  # what the server writes to stderr at start
 
@@ -244,6 +244,9 @@ def test_a_real_edit_in_the_editor_still_runs_as_edited(agent: Agent, tmp_path: 
     child = agent.spawn("chat", "write e.txt", env={"EDITOR": editor_script(tmp_path, body)})
     child.expect(CHOICE)
     child.sendline("e")
+    child.expect(EDITED_CHOICE)
+    assert not (agent.workspace / "e.txt").exists()  # shown, not run
+    child.send("a")
     child.expect("Ok.")
     leave(child)
     assert (agent.workspace / "e.txt").read_text() == "edited"
