@@ -81,7 +81,7 @@ def test_the_run_context_is_checked_whatever_the_policy_was_told(tmp_path: Path)
     """A policy built as if the sandbox confined (a bug, a server's other settings) still
     asks when this run's sandbox is off: the context decides (mode_checks.held)."""
     s = session(tmp_path, "auto", [call(("shell", {"command": "ls"})), say("done")])
-    s.sandbox = replace(s.sandbox, mode="off")
+    s.engine.sandbox = replace(s.engine.sandbox, mode="off")  # what each run is given
     assert asked(list(s.send("go"))) == ["shell"]
 
 
