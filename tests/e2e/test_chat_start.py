@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pexpect
 
 from tests.e2e.conftest import Agent
@@ -62,12 +64,14 @@ def test_calls_the_index_did_not_know_of_are_shown_before_the_message(agent: Age
     assert agent.server.requests[-1]["messages"][-1]["content"] == "hello"
 
 
-def test_ctrl_c_while_the_session_is_made_returns_to_the_prompt(agent: Agent) -> None:
-    slow = agent.workspace / "slow_tools.py"  # a tools module that loads once told to
+def slow_start(agent: Agent) -> tuple[Path, Path]:
+    """A config whose tools module loads only once the returned file exists (a minute at
+    most): the chat's session is being made until then."""
+    slow = agent.workspace / "slow_tools.py"
     go = agent.workspace / "go"
     slow.write_text(
         "import pathlib, time\n"
-        f"for _ in range(1200):  # a minute at most\n"
+        "for _ in range(1200):\n"
         f"    if pathlib.Path({str(go)!r}).exists():\n"
         "        break\n"
         "    time.sleep(0.05)\n"
@@ -75,6 +79,11 @@ def test_ctrl_c_while_the_session_is_made_returns_to_the_prompt(agent: Agent) ->
     )
     config = agent.workspace / "config.toml"
     config.write_text(f"[tools]\nmodules = ['{slow}']\n")
+    return config, go
+
+
+def test_ctrl_c_while_the_session_is_made_returns_to_the_prompt(agent: Agent) -> None:
+    config, go = slow_start(agent)
     agent.server.push(text("Now I am here."))
     agent.env.pop("NO_COLOR")  # the live status line, which says what the chat waits for
     child = agent.spawn("chat", "--config", str(config))
@@ -98,18 +107,7 @@ def test_the_command_lines_message_is_echoed_and_kept_on_ctrl_c_at_start(agent: 
     """`agentcli chat "are you there?"`: the message shows as the person's, as if typed;
     Ctrl-C while the session is still being made sends nothing and puts the message back
     at the prompt, where Enter sends it."""
-    slow = agent.workspace / "slow_tools.py"
-    go = agent.workspace / "go"
-    slow.write_text(
-        "import pathlib, time\n"
-        "for _ in range(1200):  # a minute at most\n"
-        f"    if pathlib.Path({str(go)!r}).exists():\n"
-        "        break\n"
-        "    time.sleep(0.05)\n"
-        "TOOLS = []\n"
-    )
-    config = agent.workspace / "config.toml"
-    config.write_text(f"[tools]\nmodules = ['{slow}']\n")
+    config, go = slow_start(agent)
     agent.server.push(text("Yes, here."))
     agent.env.pop("NO_COLOR")  # the live status line, which says what the chat waits for
     child = agent.spawn("chat", "--config", str(config), "are you there?")
