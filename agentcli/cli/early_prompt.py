@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from agentcli.cli import gc_tuning
 from agentcli.cli.common_options import Common, warn
 from agentcli.cli.session_opening import attach, check_early, one_of, open_session
+from agentcli.session.thread_origin import for_thread, hint_flags
 from agentcli.threads.thread_rows import ThreadStatus, new_thread_id
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ class Starting:
     awaiting: bool  # the index says calls wait for review: show them before the prompt
     future: Future[ThreadSession] = field(default_factory=Future)
     work: Callable[[], None] | None = None  # makes the session; begin() runs it once
+    hint_flags: str = ""  # what the resume hint needs besides the id (thread_origin.py)
 
     def begin(self) -> None:
         """Start making the session, in a daemon thread (the chat calls this once its
@@ -68,7 +70,8 @@ def start(
     in the background once `begin()` is called. A session on a server is made here: it
     loads no LangChain."""
     settings = common.settings()
-    check_early(common, settings, approve, deny)
+    if common.server or not (thread or last):
+        check_early(common, settings, approve, deny)
     if common.server:
         session = open_session(common, auto_approve, approve, deny)
         attach(session, thread, last)
@@ -79,7 +82,8 @@ def start(
     workspace = (common.checked_workspace() or Path.cwd()).resolve()
     store = common.store(settings)
     row = store.resolve(thread) if thread else store.latest(str(workspace)) if last else None
-    if row is not None:
+    if row is not None:  # checked with the model and server it runs on
+        check_early(common, for_thread(settings, row), approve, deny)
         store.hold(row.thread_id)  # one session per thread: ThreadBusy now, not later
     where = row.workspace if row is not None and common.workspace is None else str(workspace)
     if row is not None and common.workspace is None:
@@ -91,6 +95,7 @@ def start(
         row.title if row else None,
         where,
         awaiting=row is not None and row.status != ThreadStatus.IDLE,
+        hint_flags=hint_flags(settings),
     )
 
     def prepare() -> None:

@@ -64,7 +64,9 @@ def run(
     if plan and message is None:
         raise UsageError("--plan goes with a message: the model plans what the message asks")
     common.sandbox = sandbox
-    check_early(common, common.settings(), approve, deny)
+    settings = common.settings()
+    if common.server or not (thread or last):  # else with the thread's model and server
+        check_early(common, settings, approve, deny)
     if common.server:
         session = open_session(common, auto_approve, approve, deny)
         attach(session, thread, last)
@@ -72,8 +74,12 @@ def run(
         return
     from agentcli.cli.thread_claim import claim
 
-    taken = claim(common, common.settings(), thread, last)  # listed, or held, at once
+    taken = claim(common, settings, thread, last)  # listed, or held, at once
     try:
+        if taken.row is not None:
+            from agentcli.session.thread_origin import for_thread
+
+            check_early(common, for_thread(settings, taken.row), approve, deny)
         session = open_session(common, auto_approve, approve, deny, store=taken.store)
         if taken.new:
             session.thread_id = taken.thread_id

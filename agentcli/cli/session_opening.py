@@ -131,8 +131,3 @@ def open_remote(
         deny=deny or (),
         workspace=common.workspace,
     )
-
-
-def server_flag(session: ThreadSession) -> str:
-    """What a hint to continue this session's thread needs: ` --server URL`, or nothing."""
-    return session.server_flag

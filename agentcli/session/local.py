@@ -20,10 +20,11 @@ from agentcli.agent.plan import PLAN_FLAG
 from agentcli.agent.review.approval_seals import seal_tool
 from agentcli.agent.untrusted_text_fence import fence
 from agentcli.config import for_model
-from agentcli.errors import UsageError
+from agentcli.errors import ConfigError, UsageError
 from agentcli.events import Compacted, Event
 from agentcli.session.review_answers import ReviewAnswers
 from agentcli.session.stream_events import title_of
+from agentcli.session.thread_origin import for_thread, recorded_server
 from agentcli.threads.thread_rows import ThreadRow, ThreadStatus, new_thread_id
 
 
@@ -40,10 +41,17 @@ class Session(ReviewAnswers):
     # -- threads ---------------------------------------------------------------
 
     def open(self, id_or_prefix: str) -> ThreadRow:
-        """Attach to an existing thread; its recorded workspace is reused."""
+        """Attach to an existing thread; its recorded workspace, model and server are
+        reused (unless flags name others: thread_origin.py)."""
         row = self.store.resolve(id_or_prefix)
         self.store.hold(row.thread_id)  # one session per thread: ThreadBusy if taken
         self.row, self.thread_id, self._end = row, row.thread_id, None
+        try:
+            self.use(for_thread(self.configured, row))
+            self.refused = None
+        except ConfigError as refused:  # the thread can be read; its model is not asked
+            self.use(self.configured)
+            self.refused = refused
         if not self.explicit_workspace:
             self.workspace = Path(self.row.workspace)
         elif str(self.workspace) != self.row.workspace:
@@ -58,16 +66,15 @@ class Session(ReviewAnswers):
     def new_thread(self) -> None:
         """Start over: the next message begins a new thread."""
         self.thread_id, self.row, self._end = new_thread_id(), None, None
+        self.refused = None
         self.store.release()
 
     def set_model(self, name: str) -> None:
         """Use another model from the next turn on (recorded with the thread)."""
-        self.settings = for_model(self.settings, name)  # with its [models."GLOB"] tables
-        self._model = None
-        self._window = None
-        self._graph = None
+        self.use(for_model(self.settings, name))  # with its [models."GLOB"] tables
         if self.row:
             self.store.update(self.thread_id, model=name)
+            self.row.model = name
 
     def allow_tool(self, name: str) -> None:
         """Allow a tool for the rest of this thread, as `A` at a review does."""
@@ -113,7 +120,11 @@ class Session(ReviewAnswers):
             # the index is printed (threads list, show): a key typed into the message is not
             title = title_of(self.redactor(text))
             self.row = self.store.create(
-                self.thread_id, title, str(self.workspace), self.settings.model
+                self.thread_id,
+                title,
+                str(self.workspace),
+                self.settings.model,
+                recorded_server(self.settings),
             )
         else:
             self.refuse_while_waiting()

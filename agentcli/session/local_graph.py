@@ -32,11 +32,12 @@ from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import sandbox_of
 from agentcli.agent.waiting import waiting as waiting_on
 from agentcli.config import Settings
-from agentcli.errors import UsageError
+from agentcli.errors import ConfigError, UsageError
 from agentcli.events import ReviewRequest
 from agentcli.policy.approval_policy import Policy
 from agentcli.session.background_run import Background
 from agentcli.session.stream_events import review_in
+from agentcli.session.thread_origin import hint_flags, recorded_server
 from agentcli.session.thread_session import ThreadSession
 from agentcli.snapshots.call_snapshots import snapshots_of
 from agentcli.threads.store import Store
@@ -67,6 +68,9 @@ class LocalGraph(ThreadSession):
 
             tools = [item.tool for item in load_tools(settings, warn=self.warnings.append)]
         self.settings = settings
+        # this command's settings; a thread it opens may run on another model and server
+        # (thread_origin.for_thread), worked out from these each time
+        self.configured = settings
         hide_environment()
         # seals what the review approves, checked by the tools node (agent/review/approval_seals.py)
         self.approval_key = ApprovalKey.of_store(store)  # the store's: decided from anywhere
@@ -77,6 +81,7 @@ class LocalGraph(ThreadSession):
         self.explicit_workspace = workspace is not None
         self.tools = {tool.name: tool for tool in tools}
         self._model = model
+        self._given_model = model is not None  # a test's model: kept whatever the thread
         self._graph: Any = None
         self._run: Background | None = None
         self.soft_ctrl_c = False  # chat: Ctrl-C stops the run and returns to the prompt
@@ -84,12 +89,41 @@ class LocalGraph(ThreadSession):
         self.row: ThreadRow | None = None
         self._end: Any = None  # how the last run left the thread (see _known)
         self._window: int | None = None  # the model's context window; 0: unknown
+        self.refused: ConfigError | None = None  # why the open thread's model is not asked
 
     def model(self) -> BaseChatModel:
-        """The chat model, made on first use: a bad model config fails here, before a run."""
+        """The chat model, made on first use: a bad model config fails here, before a run,
+        and so does a thread whose recorded server the key may not go to (thread_origin)."""
+        if self.refused is not None:
+            raise self.refused
         if self._model is None:
             self._model = make_model(self.settings)
         return self._model
+
+    def use(self, settings: Settings) -> None:
+        """Run with `settings` from now on: the model client, the graph and the window are
+        made again on first use if they differ."""
+        if settings == self.settings:
+            return
+        self.settings = settings
+        if not self._given_model:
+            self._model = None
+        self._graph = None
+        self._window = None
+
+    def record_origin(self) -> None:
+        """Record with the thread the model and server this run uses (a flag may have
+        chosen others than its record): the next command that continues it uses them."""
+        if self.row is None:
+            return
+        model, server = self.settings.model, recorded_server(self.settings)
+        if (self.row.model, self.row.base_url) != (model, server):
+            self.store.update(self.thread_id, model=model, base_url=server)
+            self.row.model, self.row.base_url = model, server
+
+    @property
+    def hint_flags(self) -> str:
+        return hint_flags(self.settings)
 
     def prepare(self) -> None:
         """Make the model client and compile the graph now, not at the first message (the

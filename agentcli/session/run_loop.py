@@ -28,6 +28,7 @@ class RunLoop(LocalGraph):
 
     def _drive(self, graph_input: Any) -> Iterator[Event]:
         self.model()
+        self.record_origin()
         if self._run is not None:
             self._run.wait()
         graph, config, context = self.graph, self.config, self.context()
