@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING
 
 from agentcli.cli import gc_tuning
 from agentcli.cli.common_options import Common, warn
-from agentcli.cli.session_opening import attach, check_early, one_of, open_session
+from agentcli.cli.session_opening import (
+    attach,
+    check_early,
+    checked_with_thread,
+    one_of,
+    open_session,
+)
 from agentcli.session.thread_origin import for_thread, hint_flags
 from agentcli.threads.thread_rows import ThreadStatus, new_thread_id
 
@@ -70,7 +76,7 @@ def start(
     in the background once `begin()` is called. A session on a server is made here: it
     loads no LangChain."""
     settings = common.settings()
-    if common.server or not (thread or last):
+    if not checked_with_thread(common, settings, bool(thread or last)):
         check_early(common, settings, approve, deny)
     if common.server:
         session = open_session(common, auto_approve, approve, deny)
@@ -82,8 +88,8 @@ def start(
     workspace = (common.checked_workspace() or Path.cwd()).resolve()
     store = common.store(settings)
     row = store.resolve(thread) if thread else store.latest(str(workspace)) if last else None
-    if row is not None:  # checked with the model and server it runs on
-        check_early(common, for_thread(settings, row), approve, deny)
+    if row is not None and checked_with_thread(common, settings, True):
+        check_early(common, for_thread(settings, row), approve, deny)  # the thread's server
         store.hold(row.thread_id)  # one session per thread: ThreadBusy now, not later
     where = row.workspace if row is not None and common.workspace is None else str(workspace)
     if row is not None and common.workspace is None:

@@ -19,7 +19,7 @@ from agentcli.cli.common_options import (
     ThreadOpt,
     common_options,
 )
-from agentcli.cli.session_opening import attach, check_early, open_session
+from agentcli.cli.session_opening import attach, check_early, checked_with_thread, open_session
 from agentcli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -65,7 +65,8 @@ def run(
         raise UsageError("--plan goes with a message: the model plans what the message asks")
     common.sandbox = sandbox
     settings = common.settings()
-    if common.server or not (thread or last):  # else with the thread's model and server
+    with_thread = checked_with_thread(common, settings, bool(thread or last))
+    if not with_thread:
         check_early(common, settings, approve, deny)
     if common.server:
         session = open_session(common, auto_approve, approve, deny)
@@ -76,7 +77,7 @@ def run(
 
     taken = claim(common, settings, thread, last)  # listed, or held, at once
     try:
-        if taken.row is not None:
+        if taken.row is not None and with_thread:  # checked on the thread's server
             from agentcli.session.thread_origin import for_thread
 
             check_early(common, for_thread(settings, taken.row), approve, deny)
