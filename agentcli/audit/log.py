@@ -41,6 +41,16 @@ class Entry:
     status: str | None  # ok | error, from the tool message; None: no result (yet)
     feedback: str | None
     chained: bool
+    hash: str | None = None  # the record's, in the chain: a fork's copy of it has the same
+
+    @property
+    def decision_id(self) -> tuple[Any, ...]:
+        """What names the decision whichever thread holds it: a fork (or an undo) copies
+        its source's records as they are, so a copy is the same decision, not another."""
+        if self.hash:
+            return ("hash", self.hash)
+        args = json.dumps(self.args, sort_keys=True, default=repr)
+        return (self.at, self.call_id, self.tool, self.decision, self.who, self.by, args)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -111,6 +121,7 @@ def thread_entries(thread: str, workspace: str, state: Mapping[str, Any]) -> Ite
             status=None if message is None else "error" if message.status == "error" else "ok",
             feedback=record.get("feedback"),
             chained="hash" in record,
+            hash=str(record["hash"]) if isinstance(record.get("hash"), str) else None,
         )
 
 

@@ -7,7 +7,8 @@ rule is counted the way the policy would match it: every call it fits that a per
 in the call's own workspace. It is suggested when it fits at least `min_count` of them and no
 call a person rejected, edited or answered with feedback. A rule that fits only calls another
 suggestion fits too is left out (`git status *` beside `git status*`). Tools with nothing to
-scope a rule by get none: a rule for them would allow every call.
+scope a rule by get none: a rule for them would allow every call. Each decision counts once:
+the copies a fork or an undo made of it (the same record in another thread) do not.
 """
 
 from __future__ import annotations
@@ -56,9 +57,13 @@ def suggestions(found: Iterable[Entry], min_count: int = 3) -> list[Suggestion]:
     """The rules to suggest, most approved first."""
     approved: dict[_Call, int] = {}
     unwanted: set[_Call] = set()
+    seen: set[tuple[Any, ...]] = set()
     for entry in found:
         if entry.who not in PERSON or not isinstance(entry.args, Mapping):
             continue
+        if entry.decision_id in seen:  # a fork's copy of a decision counted already
+            continue
+        seen.add(entry.decision_id)
         call = _Call(entry.tool, entry.workspace, json.dumps(entry.args, sort_keys=True))
         if entry.decision in UNWANTED:
             unwanted.add(call)

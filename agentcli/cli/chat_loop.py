@@ -334,13 +334,11 @@ class Chat:
         if s is None:  # left before the session was needed: the thread is as it was
             if self.starting.title is None:
                 return
-            thread_id, server = self.starting.thread_id, ""
+            thread_id, server = self.starting.thread_id, self.starting.hint_flags
         else:
             if s.row is None:
                 return
-            from agentcli.cli.session_opening import server_flag
-
-            thread_id, server = s.thread_id, server_flag(s)
+            thread_id, server = s.thread_id, s.hint_flags
         what = "calls are waiting for review" if pending else "to continue"
         hint = f"agentcli resume {thread_id}{server}"
         self.console.print(styled((f"{what}: {hint}", "dim")), soft_wrap=True)  # to copy
@@ -368,6 +366,6 @@ def always_scope(session: ThreadSession) -> AlwaysScope:
     from agentcli.ui.always_rule import AlwaysScope
 
     audit = list(session.values().get("audit") or [])  # a review: the thread exists
-    if session.server_flag:
+    if session.server_url:
         return AlwaysScope(audit, None)
     return AlwaysScope(audit, session.settings.config_path or default_config_path())

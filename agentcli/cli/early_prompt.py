@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING
 
 from agentcli.cli import gc_tuning
 from agentcli.cli.common_options import Common, warn
-from agentcli.cli.session_opening import attach, check_early, one_of, open_session
+from agentcli.cli.session_opening import (
+    attach,
+    check_early,
+    checked_with_thread,
+    one_of,
+    open_session,
+)
+from agentcli.session.thread_origin import for_thread, hint_flags
 from agentcli.threads.thread_rows import ThreadStatus, new_thread_id
 
 if TYPE_CHECKING:
@@ -40,6 +47,7 @@ class Starting:
     mode: str = "ask"  # the approval mode the chat starts in (--mode, [approval] mode)
     future: Future[ThreadSession] = field(default_factory=Future)
     work: Callable[[], None] | None = None  # makes the session; begin() runs it once
+    hint_flags: str = ""  # what the resume hint needs besides the id (thread_origin.py)
 
     def begin(self) -> None:
         """Start making the session, in a daemon thread (the chat calls this once its
@@ -73,7 +81,8 @@ def start(
     in the background once `begin()` is called. A session on a server is made here: it
     loads no LangChain."""
     settings = common.settings()
-    check_early(common, settings, approve, deny)
+    if not checked_with_thread(common, settings, bool(thread or last)):
+        check_early(common, settings, approve, deny)
     if common.server:
         session = open_session(common, auto_approve, approve, deny)
         attach(session, thread, last)
@@ -84,7 +93,8 @@ def start(
     workspace = (common.checked_workspace() or Path.cwd()).resolve()
     store = common.store(settings)
     row = store.resolve(thread) if thread else store.latest(str(workspace)) if last else None
-    if row is not None:
+    if row is not None and checked_with_thread(common, settings, True):
+        check_early(common, for_thread(settings, row), approve, deny)  # the thread's server
         store.hold(row.thread_id)  # one session per thread: ThreadBusy now, not later
     where = row.workspace if row is not None and common.workspace is None else str(workspace)
     if row is not None and common.workspace is None:
@@ -97,6 +107,7 @@ def start(
         where,
         awaiting=row is not None and row.status != ThreadStatus.IDLE,
         mode=settings.approval_mode,
+        hint_flags=hint_flags(settings),
     )
 
     def prepare() -> None:

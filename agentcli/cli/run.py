@@ -20,7 +20,7 @@ from agentcli.cli.common_options import (
     ThreadOpt,
     common_options,
 )
-from agentcli.cli.session_opening import attach, check_early, open_session
+from agentcli.cli.session_opening import attach, check_early, checked_with_thread, open_session
 from agentcli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -70,8 +70,11 @@ def run(
     if common.mode == "plan" and message is None:
         raise UsageError("--plan goes with a message: the model plans what the message asks")
     common.sandbox = sandbox
-    check_early(common, common.settings(), approve, deny)
-    plan = message is not None and common.settings().approval_mode == "plan"
+    settings = common.settings()
+    plan = message is not None and settings.approval_mode == "plan"
+    with_thread = checked_with_thread(common, settings, bool(thread or last))
+    if not with_thread:
+        check_early(common, settings, approve, deny)
     if common.server:
         session = open_session(common, auto_approve, approve, deny)
         attach(session, thread, last)
@@ -79,8 +82,12 @@ def run(
         return
     from agentcli.cli.thread_claim import claim
 
-    taken = claim(common, common.settings(), thread, last)  # listed, or held, at once
+    taken = claim(common, settings, thread, last)  # listed, or held, at once
     try:
+        if taken.row is not None and with_thread:  # checked on the thread's server
+            from agentcli.session.thread_origin import for_thread
+
+            check_early(common, for_thread(settings, taken.row), approve, deny)
         session = open_session(common, auto_approve, approve, deny, store=taken.store)
         if taken.new:
             session.thread_id = taken.thread_id

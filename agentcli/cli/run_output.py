@@ -15,7 +15,6 @@ from agentcli_tools.plurals import counted
 
 from agentcli.cli import gc_tuning
 from agentcli.cli.common_options import OutputFormat, warn
-from agentcli.cli.session_opening import server_flag
 from agentcli.decisions import Decision
 from agentcli.errors import AgentcliError, ExitCode, UsageError
 from agentcli.events import Done, Event, ReviewRequest, RunStatus, Start, add_usage_value
@@ -88,7 +87,7 @@ class Scripted:
             decisions = s.policy_decisions(review) if review else None
         if review and decisions is None and message is not None:
             # nothing has happened yet: refuse the message, which the person still has
-            server = server_flag(s)
+            server = s.hint_flags
             raise UsageError(
                 f"thread {s.thread_id} has {counted(len(review.action_requests), 'call')} awaiting"
                 f" review, so the message was not sent: decide them first"
@@ -158,7 +157,7 @@ class Scripted:
         s = self.session
         if s.row is None or s.thread_id in message:
             return message
-        hint = f"agentcli run --thread {s.thread_id}{server_flag(s)}"
+        hint = f"agentcli run --thread {s.thread_id}{s.hint_flags}"
         return f"{message} (thread {s.thread_id} kept: {hint} continues it)"
 
     def play(self, events: Iterator[Event], *, final: bool = True) -> None:
@@ -244,7 +243,7 @@ class Scripted:
             for request in pending:
                 args = json.dumps(request["args"], ensure_ascii=False)
                 say(safe_line(f"  {_name(request)}  {request['name']}  {args}"))
-            server = server_flag(self.session)
+            server = self.session.hint_flags
             say(
                 safe_line(
                     f"decide with: agentcli review {thread_id}{server} --approve all"

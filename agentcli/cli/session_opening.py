@@ -103,6 +103,15 @@ def check_early(
         raise ConfigError(*problems)
 
 
+def checked_with_thread(common: Common, settings: Settings, continuing: bool) -> bool:
+    """Whether check_early waits for the thread's row: a command that continues a thread
+    runs on the thread's model and server (thread_origin.py), which its row names; a fresh
+    install (no database yet) has no thread to continue, and is checked at once."""
+    if common.server or not continuing:
+        return False
+    return bool(settings.db_url) or settings.db_path.exists()
+
+
 def open_remote(
     common: Common,
     settings: Settings,
@@ -136,8 +145,3 @@ def open_remote(
         deny=deny or (),
         workspace=common.workspace,
     )
-
-
-def server_flag(session: ThreadSession) -> str:
-    """What a hint to continue this session's thread needs: ` --server URL`, or nothing."""
-    return session.server_flag

@@ -15,6 +15,7 @@ from agentcli.config import Settings
 
 if TYPE_CHECKING:
     from agentcli.threads.store import Store
+    from agentcli.threads.thread_rows import ThreadRow
 
 
 @dataclass
@@ -22,6 +23,7 @@ class Claim:
     store: Store
     thread_id: str
     new: bool  # claimed for this run: removed again if it ends before its first message
+    row: ThreadRow | None = None  # the thread named, as its index row was when held
 
     def unclaim(self) -> None:
         if self.new:
@@ -39,7 +41,7 @@ def claim(common: Common, settings: Settings, thread: str | None, last: bool) ->
     if thread or last:
         row = store.resolve(thread) if thread else store.latest(str(workspace))
         store.hold(row.thread_id)
-        return Claim(store, row.thread_id, new=False)
+        return Claim(store, row.thread_id, new=False, row=row)
     thread_id = new_thread_id()
     store.claim(thread_id, str(workspace), settings.model)
     return Claim(store, thread_id, new=True)

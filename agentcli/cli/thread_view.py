@@ -22,7 +22,8 @@ SHOW_RESULT_LINES = 8
 def draw(console: Any, row: ThreadRow, turns: list[dict[str, Any]]) -> None:
     """The thread's heading, then its turns."""
     console.print(styled((f"thread {row.thread_id} · {row.title} · {row.status}", "bold")))
-    console.print(styled((f"{row.model} · {row.workspace} · {row.updated_at}", "dim")))
+    on = f" on {row.base_url}" if row.base_url else ""
+    console.print(styled((f"{row.model}{on} · {row.workspace} · {row.updated_at}", "dim")))
     for turn in turns:
         if turn["text"]:
             console.print()

@@ -71,6 +71,9 @@ def undo(
             force=force,
         )
     print(line(now.thread_id))
+    restored = plan.restoration.paths if plan.restoration and not conversation_only else []
+    if restored:
+        print(line(files_line("files restored", restored)), file=sys.stderr)
     if now.thread_id != row.thread_id:
         print(
             line(f"back before message {plan.turn}: agentcli resume {now.thread_id}"),
@@ -111,23 +114,25 @@ def describe(plan: UndoPlan, files: bool, force: bool) -> list[str]:
             else "files: none changed by agentcli since then"
         )
     else:
-        shown = ", ".join(restoration.paths[:20])
-        more = f" and {len(restoration.paths) - 20} more" if len(restoration.paths) > 20 else ""
-        out.append(f"files restored ({len(restoration.paths)}): {shown}{more}")
+        out.append(files_line("files to restore", restoration.paths))
     if restoration is not None and restoration.mode_changes:
-        changes = restoration.mode_changes
-        more = f" and {len(changes) - 20} more" if len(changes) > 20 else ""
-        out.append(f"modes restored ({len(changes)}): {', '.join(changes[:20])}{more}")
+        out.append(files_line("modes to restore", restoration.mode_changes))
     if restoration is not None and (restoration.paths or restoration.mode_changes):
-        out += restored_together(plan)
+        out += restored_together(plan, done=False)
     out += left_as_they_are(plan)
     if restoration is not None and restoration.outside:
         if not force:
             raise ChangedSince(restoration.outside)
         out.append(
-            f"overwritten although changed outside agentcli: {', '.join(restoration.outside)}"
+            f"to overwrite although changed outside agentcli: {', '.join(restoration.outside)}"
         )
     return out
+
+
+def files_line(what: str, paths: list[str]) -> str:
+    """`what (N): a, b` with at most 20 named."""
+    more = f" and {len(paths) - 20} more" if len(paths) > 20 else ""
+    return f"{what} ({len(paths)}): {', '.join(paths[:20])}{more}"
 
 
 @common_options()

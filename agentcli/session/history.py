@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -61,19 +62,38 @@ def turns(store: Store, thread_id: str) -> list[Turn]:
     ]
 
 
-def fork(store: Store, row: ThreadRow, new_id: str, at: int | None) -> ThreadRow:
-    """A new thread from `row`'s latest state, or from just before its user message `at`."""
+def fork(store: Store, row: ThreadRow, new_id: str, at: int | None, why: str = "fork") -> ThreadRow:
+    """A new thread from `row`'s latest state, or from just before its user message `at`,
+    titled by `why` it was made ("fork", "undo": fork_title)."""
+    title = fork_title(store, row.title, why)
     if at is None:
-        return _anchored(store, store.copy(row, new_id, None, row.turns))
+        return _anchored(store, store.copy(row, new_id, None, row.turns, title))
     known = turns(store, row.thread_id)
     if not 1 <= at <= len(known):
         raise UsageError(
             f"--at must be between 1 and {len(known)} (threads history {row.thread_id})"
         )
-    fork_row = store.copy(row, new_id, known[at - 1].checkpoint_id or "", at - 1)
+    fork_row = store.copy(row, new_id, known[at - 1].checkpoint_id or "", at - 1, title)
     messages = values(store, new_id).get("messages", [])
     store.update(new_id, messages=len(messages))
     return _anchored(store, fork_row)
+
+
+_MARKED = re.compile(r"(?P<base>.*) \((?P<why>fork|undo) (?P<n>[0-9]{1,9})\)", re.DOTALL)
+
+
+def fork_title(store: Store, title: str, why: str) -> str:
+    """A fork's title: its source's, marked with why it was made and a number no thread
+    with that title and mark has yet ("write notes.txt (undo 2)"), so `threads list` tells
+    the forks apart. A source that is a fork itself keeps one mark: the next number."""
+    found = _MARKED.fullmatch(title)
+    base = found["base"] if found else title
+    taken = [0]
+    for other in store.recent(search=base):
+        marked = _MARKED.fullmatch(other.title)
+        if marked and marked["base"] == base and marked["why"] == why:
+            taken.append(int(marked["n"]))
+    return f"{base} ({why} {max(taken) + 1})"
 
 
 def _anchored(store: Store, row: ThreadRow) -> ThreadRow:

@@ -26,7 +26,7 @@ from agentcli.agent.review.approval_seals import seal_tool
 from agentcli.agent.untrusted_text_fence import fence
 from agentcli.config import Settings, for_model
 from agentcli.decisions import Decision
-from agentcli.errors import UsageError
+from agentcli.errors import ConfigError, UsageError
 from agentcli.events import Compacted, Event, ReviewRequest
 from agentcli.policy.approval_policy import Policy
 from agentcli.session.local_graph import LocalGraph
@@ -34,6 +34,7 @@ from agentcli.session.open_thread import OpenThread
 from agentcli.session.review_answers import ReviewAnswers
 from agentcli.session.run_loop import RunLoop
 from agentcli.session.stream_events import title_of
+from agentcli.session.thread_origin import for_thread, hint_flags, recorded_server
 from agentcli.session.thread_session import ThreadSession
 from agentcli.threads.store import Store
 from agentcli.threads.thread_rows import ThreadRow, ThreadStatus, new_thread_id
@@ -63,6 +64,10 @@ class Session(ThreadSession):
         self.expired = None
 
     # -- what the parts hold, as callers and ThreadSession name it ---------------
+
+    @property
+    def hint_flags(self) -> str:
+        return hint_flags(self.settings)
 
     @property
     def settings(self) -> Settings:
@@ -180,6 +185,13 @@ class Session(ThreadSession):
         self.store.hold(row.thread_id)  # one session per thread: ThreadBusy if taken
         self.thread.row, self.thread.thread_id = row, row.thread_id
         self.engine.forget(row.thread_id)  # changed since this process last saw it, maybe
+        engine = self.engine
+        try:
+            engine.use(for_thread(engine.configured, row))
+            engine.refused = None
+        except ConfigError as refused:  # the thread can be read; its model is not asked
+            engine.use(engine.configured)
+            engine.refused = refused
         if not self.explicit_workspace:
             self.thread.workspace = Path(row.workspace)
         elif str(self.workspace) != row.workspace:
@@ -194,13 +206,15 @@ class Session(ThreadSession):
     def new_thread(self) -> None:
         """Start over: the next message begins a new thread."""
         self.thread.thread_id, self.thread.row = new_thread_id(), None
+        self.engine.refused = None
         self.store.release()
 
     def set_model(self, name: str) -> None:
         """Use another model from the next turn on (recorded with the thread)."""
-        self.engine.use_settings(for_model(self.settings, name))  # its [models."GLOB"] tables
+        self.engine.use(for_model(self.settings, name))  # with its [models."GLOB"] tables
         if self.row:
             self.store.update(self.thread_id, model=name)
+            self.row.model = name
 
     def set_mode(self, mode: str) -> None:
         """The approval mode from the next run on: the policy's, which each run's context
@@ -249,7 +263,11 @@ class Session(ThreadSession):
             # the index is printed (threads list, show): a key typed into the message is not
             title = title_of(self.redactor(text))
             self.row = self.store.create(
-                self.thread_id, title, str(self.workspace), self.settings.model
+                self.thread_id,
+                title,
+                str(self.workspace),
+                self.settings.model,
+                recorded_server(self.settings),
             )
         else:
             self.refuse_while_waiting()

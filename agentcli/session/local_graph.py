@@ -28,7 +28,7 @@ from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import sandbox_of
 from agentcli.agent.waiting import waiting as waiting_on
 from agentcli.config import Settings
-from agentcli.errors import UsageError
+from agentcli.errors import ConfigError, UsageError
 from agentcli.events import ReviewRequest
 from agentcli.policy.approval_policy import Policy
 from agentcli.session.stream_events import review_in
@@ -64,6 +64,9 @@ class LocalGraph:
 
             tools = [item.tool for item in load_tools(settings, warn=self.warnings.append)]
         self.settings = settings
+        # this command's settings; a thread it opens may run on another model and server
+        # (thread_origin.for_thread), worked out from these each time
+        self.configured = settings
         hide_environment()
         # seals what the review approves, checked by the tools node (agent/review/approval_seals.py)
         self.approval_key = ApprovalKey.of_store(store)  # the store's: decided from anywhere
@@ -72,26 +75,36 @@ class LocalGraph:
         self.sandbox = sandbox_of(settings)
         self.tools = {tool.name: tool for tool in tools}
         self._model = model
+        self._given_model = model is not None  # a test's model: kept whatever the thread
         self._graph: Any = None
         self._window: int | None = None  # the model's context window; 0: unknown
         # the model, the graph and the window are made on first use, by whichever thread
         # needs them first: the chat's start-up thread (prepare) or the main one
         self._making = threading.RLock()
+        self.refused: ConfigError | None = None  # why the open thread's model is not asked
         self._known: dict[str, Any] = {}  # thread id: its state as the last run left it
 
     def model(self) -> BaseChatModel:
-        """The chat model, made on first use: a bad model config fails here, before a run."""
+        """The chat model, made on first use: a bad model config fails here, before a run,
+        and so does a thread whose recorded server the key may not go to (thread_origin)."""
+        if self.refused is not None:
+            raise self.refused
         if self._model is None:
             with self._making:
                 if self._model is None:
                     self._model = make_model(self.settings)
         return self._model
 
-    def use_settings(self, settings: Settings) -> None:
-        """Another model's settings (/model): its client, graph and window made again."""
+    def use(self, settings: Settings) -> None:
+        """Run with `settings` from now on (/model, a thread's recorded model and server):
+        the model client, the graph and the window are made again on first use."""
         with self._making:  # not while the chat's start-up thread makes the old ones
+            if settings == self.settings:
+                return
             self.settings = settings
-            self._model = self._graph = self._window = None
+            if not self._given_model:
+                self._model = None
+            self._graph = self._window = None
 
     def prepare_reading(self) -> None:
         """Compile the graph now: what reading the thread and showing its review needs."""

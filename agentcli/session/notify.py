@@ -86,7 +86,7 @@ def pending_document(
         "title": row.title if row else "",
         "workspace": workspace,
         "pending": calls,
-        "resume": f"agentcli review {session.thread_id}{session.server_flag}",
+        "resume": f"agentcli review {session.thread_id}{session.hint_flags}",
     }
 
 

@@ -19,6 +19,7 @@ from agentcli.session.background_run import Background
 from agentcli.session.local_graph import LocalGraph
 from agentcli.session.open_thread import OpenThread
 from agentcli.session.stream_events import Translator, stop_reason
+from agentcli.session.thread_origin import recorded_server
 from agentcli.session.thread_session import run_ended
 from agentcli.threads.langgraph_internals import Recall
 from agentcli.threads.thread_rows import ThreadStatus
@@ -37,6 +38,7 @@ class RunLoop:
     def drive(self, graph_input: Any) -> Iterator[Event]:
         engine, thread_id = self.engine, self.thread.thread_id
         engine.model()
+        self._record_origin()
         self.wait_stopped()
         graph, config = engine.graph, engine.config(thread_id)
         context = engine.context(self.thread.workspace)
@@ -103,6 +105,17 @@ class RunLoop:
         stopped = None if review else stop_reason(snapshot.values, limit, thread_id)
         self.record(snapshot, answers, stopped, seen.usage)
         yield from run_ended(thread_id, review, stopped, final, summary, seen.cut_off)
+
+    def _record_origin(self) -> None:
+        """Record with the thread the model and server this run uses (a flag may have
+        chosen others than its record): the next command that continues it uses them."""
+        row, settings = self.thread.row, self.engine.settings
+        if row is None:
+            return
+        model, server = settings.model, recorded_server(settings)
+        if (row.model, row.base_url) != (model, server):
+            self.engine.store.update(self.thread.thread_id, model=model, base_url=server)
+            row.model, row.base_url = model, server
 
     def _stop_answer(self, seen: Translator, answers: list[str]) -> Iterator[Event]:
         """Ctrl-C while the answer streamed: the agent node ends the turn with the text so

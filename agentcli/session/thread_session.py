@@ -9,6 +9,7 @@ before resuming, and how a run's end becomes events (`run_ended`).
 
 from __future__ import annotations
 
+import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,9 +37,11 @@ class ThreadSession(ABC):
     expired: ReviewRequest | None = None  # calls `open` denied: their review expired
 
     @property
-    def server_flag(self) -> str:
-        """What a command naming this thread needs besides its id (` --server URL`)."""
-        return f" --server {self.server_url}" if self.server_url else ""
+    def hint_flags(self) -> str:
+        """What a command continuing this thread needs besides its id, so that a hint
+        printed for it works when pasted: ` --server URL` for a thread on a server (a local
+        session adds ` --base-url URL` when a flag chose its server, thread_origin.py)."""
+        return f" --server {shlex.quote(self.server_url)}" if self.server_url else ""
 
     @property
     @abstractmethod
@@ -128,7 +131,7 @@ class ThreadSession(ABC):
             raise UsageError(
                 f"thread {self.thread_id} has {counted(len(pending.action_requests), 'call')}"
                 " awaiting review: decide them first"
-                f" (agentcli review {self.thread_id}{self.server_flag})"
+                f" (agentcli review {self.thread_id}{self.hint_flags})"
             )
 
     def refuse_if_nothing_to_continue(self, has_next: bool) -> None:

@@ -4,12 +4,13 @@ thread rewound to before that message (a fork: the thread it came from stays who
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.errors import UsageError
 from agentcli.session import history
 from agentcli.session.agent_changes import changes_by_turn
+from agentcli.session.outside_changes import outside_changes
 from agentcli.threads.store import Store
 from agentcli.threads.thread_rows import ThreadRow, new_thread_id
 from agentcli.undo.call_snapshots import UNDO, CallChange, WorkspaceSnapshots, thread_ref
@@ -23,6 +24,7 @@ class UndoPlan:
     calls: list[CallChange]  # the snapshotted calls of that turn and later ones
     restoration: Restoration | None  # None: those calls changed no file
     kept: str | None = None  # the last record of the calls before that turn (a fork's)
+    outside: list[str] = field(default_factory=list)  # outside_changes.py: not restored
 
     @property
     def unseen(self) -> list[str]:
@@ -31,11 +33,13 @@ class UndoPlan:
         return list(dict.fromkeys(p for c in self.calls if c.tool != UNDO for p in c.unseen))
 
 
-def restored_together(undo: UndoPlan) -> list[str]:
+def restored_together(undo: UndoPlan, done: bool = True) -> list[str]:
     """A line for each group of calls that ran side by side and changed files: one snapshot
-    holds their changes, so they are taken back together."""
+    holds their changes, so they are taken back together (`done`: said after the undo,
+    else before it is asked for)."""
+    said = "restored together" if done else "to be restored together"
     return [
-        f"restored together (these calls ran side by side): {_shown(c.calls)}"
+        f"{said} (these calls ran side by side): {_shown(c.calls)}"
         for c in undo.calls
         if c.tool != UNDO and len(c.calls) > 1 and c.changed
     ]
@@ -64,10 +68,10 @@ def left_as_they_are(undo: UndoPlan) -> list[str]:
         )
     if unseen := undo.unseen:
         out.append(
-            "ignored files and files inside .git folders may have changed and were not"
+            "ignored files and files inside .git folders may have changed and are not"
             f" restored (the snapshots keep no copy of them): {_shown(unseen)}"
         )
-    return out
+    return [*out, *undo.outside]
 
 
 def _shown(paths: list[str], most: int = 20) -> str:
@@ -88,15 +92,16 @@ def plan_undo(
             f"no message {turn}: thread {row.thread_id} has messages 1 to {count}"
             f" (agentcli threads history {row.thread_id})"
         )
-    if snapshots is None:
-        return UndoPlan(row, turn, [], None)
     messages = history.values(store, row.thread_id).get("messages", [])
+    outside = outside_changes(messages, turn, Path(row.workspace))
+    if snapshots is None:
+        return UndoPlan(row, turn, [], None, outside=outside)
     recorded = changes_by_turn(snapshots, row, messages)
     calls = [c for t, c in recorded if t >= turn]
     kept = [c.commit for t, c in recorded if t < turn]
     changed = [c for c in calls if c.changed and c.tool != UNDO]
     restoration = plan(snapshots, Path(row.workspace), calls) if changed else None
-    return UndoPlan(row, turn, calls, restoration, kept[-1] if kept else None)
+    return UndoPlan(row, turn, calls, restoration, kept[-1] if kept else None, outside)
 
 
 def apply_undo(
@@ -106,8 +111,10 @@ def apply_undo(
     files: bool = True,
     conversation: bool = True,
     force: bool = False,
+    why: str = "undo",
 ) -> ThreadRow:
-    """Restore the files and/or rewind the conversation; the thread to go on with."""
+    """Restore the files and/or rewind the conversation; the thread to go on with (a fork
+    titled for `why` it was made, history.fork_title)."""
     restoration = undo.restoration if files else None
     if restoration is not None and snapshots is not None:
         restore(snapshots, undo.row.thread_id, Path(undo.row.workspace), restoration, force)
@@ -115,7 +122,7 @@ def apply_undo(
         if restoration is not None and (restoration.paths or restoration.mode_changes):
             store.update(undo.row.thread_id, note=restored_note(undo, restoration))
         return undo.row
-    fork = history.fork(store, undo.row, new_thread_id(), undo.turn)
+    fork = history.fork(store, undo.row, new_thread_id(), undo.turn, why)
     if snapshots is not None:
         snapshots.share(fork.thread_id, Path(undo.row.workspace), undo.kept)
     return fork
@@ -127,12 +134,13 @@ def fork_thread(
     """`threads fork`: a new thread from `row` (before user message `at`, if given) that
     keeps the snapshot records of the calls it holds, so undo works on it too."""
     if at is None or snapshots is None:
-        fork = history.fork(store, row, new_thread_id(), at)
+        fork = history.fork(store, row, new_thread_id(), at, "fork")
         if snapshots is not None:
             head = snapshots.repo(Path(row.workspace)).ref(thread_ref(row.thread_id))
             snapshots.share(fork.thread_id, Path(row.workspace), head)
         return fork
-    return apply_undo(store, snapshots, plan_undo(store, snapshots, row, at), files=False)
+    undo = plan_undo(store, snapshots, row, at)
+    return apply_undo(store, snapshots, undo, files=False, why="fork")
 
 
 def restored_note(undo: UndoPlan, restoration: Restoration) -> str:

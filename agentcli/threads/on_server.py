@@ -82,7 +82,10 @@ class ServerThreads:
         self.client = client
         self.url = url
 
-    def create(self, thread_id: str, title: str, workspace: str, model: str) -> ThreadRow:
+    def create(
+        self, thread_id: str, title: str, workspace: str, model: str, base_url: str | None = None
+    ) -> ThreadRow:
+        """`base_url` is not kept: the server chooses its model and where it runs."""
         meta = {"title": title, "workspace": workspace, "model": model, "graph_id": GRAPH_ID}
         with talking(self.url):
             thread = self.client.threads.create(thread_id=thread_id, metadata=meta)

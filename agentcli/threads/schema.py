@@ -77,6 +77,10 @@ MIGRATIONS: list[tuple[str, str]] = [
             at TEXT NOT NULL
         );""",
     ),
+    (
+        "009_thread_server",  # the model server a thread runs on, never its key (thread_origin.py)
+        "ALTER TABLE agentcli_threads ADD COLUMN base_url TEXT;",
+    ),
 ]
 
 

@@ -99,17 +99,22 @@ class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies
                         self._execute(statement)
                 self._execute("INSERT INTO agentcli_migrations VALUES (?, ?)", (name, now()))
 
-    def create(self, thread_id: str, title: str, workspace: str, model: str) -> ThreadRow:
+    def create(
+        self, thread_id: str, title: str, workspace: str, model: str, base_url: str | None = None
+    ) -> ThreadRow:
         """The thread's index row; a row `claim` made for it (no message yet) is taken over."""
         title, workspace = storable(title), storable(workspace)
         stamp = now()
-        row = ThreadRow(thread_id, title, ThreadStatus.IDLE, stamp, stamp, workspace, model)
+        row = ThreadRow(
+            thread_id, title, ThreadStatus.IDLE, stamp, stamp, workspace, model, base_url=base_url
+        )
         self._execute(
             "INSERT INTO agentcli_threads (thread_id, title, status, created_at, updated_at,"
-            " workspace, model) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id) DO UPDATE"
-            " SET title = excluded.title, workspace = excluded.workspace, model ="
-            " excluded.model, updated_at = excluded.updated_at WHERE agentcli_threads.turns = 0",
-            (thread_id, title, row.status, stamp, stamp, workspace, model),
+            " workspace, model, base_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT"
+            " (thread_id) DO UPDATE SET title = excluded.title, workspace = excluded.workspace,"
+            " model = excluded.model, base_url = excluded.base_url, updated_at ="
+            " excluded.updated_at WHERE agentcli_threads.turns = 0",
+            (thread_id, title, row.status, stamp, stamp, workspace, model, base_url),
         )
         return row
 

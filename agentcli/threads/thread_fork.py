@@ -33,14 +33,18 @@ class ThreadCopies:
     def saver(self) -> BaseCheckpointSaver[Any]: ...
 
     @abstractmethod
-    def create(self, thread_id: str, title: str, workspace: str, model: str) -> ThreadRow: ...
+    def create(
+        self, thread_id: str, title: str, workspace: str, model: str, base_url: str | None = None
+    ) -> ThreadRow: ...
 
     @abstractmethod
     def update(self, thread_id: str, **fields: Any) -> None: ...
 
-    def copy(self, source: ThreadRow, target: str, upto: str | None, turns: int) -> ThreadRow:
-        """A new thread with the source's checkpoints up to `upto` (all if None) and the
-        text of its first `turns` user turns.
+    def copy(
+        self, source: ThreadRow, target: str, upto: str | None, turns: int, title: str
+    ) -> ThreadRow:
+        """A new thread named `title` with the source's checkpoints up to `upto` (all if
+        None), the text of its first `turns` user turns, and its model and server.
 
         Every ancestor checkpoint and its writes are copied, so channels that are rebuilt
         from history (DeltaChannel) rebuild the same. LangGraph's savers have no
@@ -63,7 +67,7 @@ class ThreadCopies:
                     f" FROM {table} WHERE thread_id = ?" + ("" if upto is None else rows),
                     (target, source.thread_id),
                 )
-        row = self.create(target, source.title, source.workspace, source.model)
+        row = self.create(target, title, source.workspace, source.model, source.base_url)
         self._execute(
             "INSERT INTO agentcli_text SELECT CAST(? AS TEXT), turn, role, text FROM agentcli_text"
             " WHERE thread_id = ? AND turn <= ?",

@@ -80,7 +80,8 @@ class ThreadLookup:
     def _select(self, where: str, *params: Any) -> list[ThreadRow]:
         cursor = self._execute(
             "SELECT thread_id, title, status, created_at, updated_at, workspace, model, messages,"
-            f" last_error, turns, input_tokens, output_tokens, note FROM agentcli_threads {where}",
+            " last_error, turns, input_tokens, output_tokens, note, base_url"
+            f" FROM agentcli_threads {where}",
             params,
         )
         return [ThreadRow(*row) for row in cursor]

@@ -45,6 +45,7 @@ class ThreadRow:
     input_tokens: int = 0
     output_tokens: int = 0
     note: str | None = None  # for the model, with the next user message
+    base_url: str | None = None  # the model server it runs on (session/thread_origin.py)
 
     def __post_init__(self) -> None:  # a database or a server gives the status as text
         self.status = ThreadStatus.read(self.status)
@@ -57,7 +58,9 @@ class ThreadIndex(Protocol):
     """The thread index as chat, run and review read it, in the database (store.Store) or on
     a LangGraph server (on_server.ServerThreads)."""
 
-    def create(self, thread_id: str, title: str, workspace: str, model: str) -> ThreadRow: ...
+    def create(
+        self, thread_id: str, title: str, workspace: str, model: str, base_url: str | None = None
+    ) -> ThreadRow: ...
     def update(self, thread_id: str, **fields: Any) -> None: ...
     def resolve(self, id_or_prefix: str) -> ThreadRow: ...
     def recent(

@@ -89,21 +89,27 @@ def _shell_limit(
 def _git_paths(workspace: Path, command: str) -> tuple[list[str], list[str]]:
     """The paths the command line names (its words as written, and as bash reads them)
     that lie inside a .git folder, and the repositories of their own it names files in."""
-    from agentcli.policy.bash.parse import analyse
-
-    words = _TOKENS.findall(command)
-    for found in analyse(command).commands:
-        words += [t for w in found.words if w for t in _TOKENS.findall(w)]
     git: list[str] = []
     nested: list[str] = []
     root = str(workspace.resolve())
-    for word in list(dict.fromkeys(words))[:MAX_TOKENS]:
+    for word in command_words(command):
         rel = word[len(root) + 1 :] if word.startswith(root + "/") else word
         if writes_into_git(workspace, rel):
             git.append(word)
         elif folder := nested_repository(workspace, rel):
             nested.append(folder + "/")
     return git, list(dict.fromkeys(nested))
+
+
+def command_words(command: str) -> list[str]:
+    """What may be a path in a command line: its words as written, and as bash reads them
+    (at most MAX_TOKENS, each once)."""
+    from agentcli.policy.bash.parse import analyse
+
+    words = _TOKENS.findall(command)
+    for found in analyse(command).commands:
+        words += [t for w in found.words if w for t in _TOKENS.findall(w)]
+    return list(dict.fromkeys(words))[:MAX_TOKENS]
 
 
 def _few(names: list[str]) -> str:

@@ -176,7 +176,7 @@ def test_undo_asks_at_a_terminal_and_needs_yes_elsewhere(agent: Agent) -> None:
     assert result.returncode == 2
     assert "needs --yes when not at a terminal" in result.stderr
     child = agent.spawn("undo", thread)
-    child.expect(r"files restored \(8\)")
+    child.expect(r"files to restore \(8\)")
     child.expect(r"Undo\? \[y/N\]")
     child.sendline("n")
     child.expect_exact(pexpect_eof())

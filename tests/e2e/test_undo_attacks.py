@@ -121,7 +121,7 @@ def test_undo_says_an_ignored_file_the_command_removed_was_not_restored(
     assert undone.returncode == 0, undone.stderr
     assert "files restored (1): a.txt" in undone.stderr
     assert (
-        "ignored files and files inside .git folders may have changed and were not restored"
+        "ignored files and files inside .git folders may have changed and are not restored"
         " (the snapshots keep no copy of them): .env"
     ) in undone.stderr
     assert (agent.workspace / "a.txt").read_text() == "a\n"
@@ -143,7 +143,7 @@ def test_a_hook_written_into_the_persons_git_is_named_by_the_review_and_by_undo(
     assert undone.returncode == 0, undone.stderr
     assert "files: none to restore" in undone.stderr
     assert (
-        f"may have changed and were not restored (the snapshots keep no copy of them): {hook}"
+        f"may have changed and are not restored (the snapshots keep no copy of them): {hook}"
         in undone.stderr
     )
     assert (agent.workspace / hook).exists()  # as said: undo cannot take it back

@@ -139,7 +139,7 @@ def test_undo_says_which_modes_it_put_back(agent: Agent) -> None:
     thread = run_call(agent, "chmod 0666 private.txt && chmod 0777 dir")
     done = undo(agent, thread)
     lines = done.stderr.splitlines()
-    assert "modes restored (2): dir, private.txt" in lines, lines  # said before it asks
+    assert "modes to restore (2): dir, private.txt" in lines, lines  # said before it asks
     assert "modes put back (2): dir 0750, private.txt 0640" in lines, lines
     assert stat.S_IMODE(os.lstat(ws / "private.txt").st_mode) == 0o640
 

@@ -43,7 +43,7 @@ def test_the_environment_is_the_persons_without_agentclis_secrets() -> None:
 
 def test_the_document_describes_the_thread_and_its_calls() -> None:
     row = SimpleNamespace(title="fix it", workspace="/w")
-    session = SimpleNamespace(row=row, workspace=None, thread_id="t1", server_flag="")
+    session = SimpleNamespace(row=row, workspace=None, thread_id="t1", hint_flags="")
     pending = [
         {"id": "c1", "name": "shell", "args": {"command": "ls"}},
         {"id": "c2", "name": "shell", "args": {}, "rerun": "cut off", "waiting_since": "T0"},
