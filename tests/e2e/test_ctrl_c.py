@@ -119,14 +119,14 @@ def test_two_ctrl_c_on_an_empty_prompt_leave(agent: Agent) -> None:
 
 
 def test_ctrl_c_at_the_review_is_quit_on_a_line_of_its_own(agent: Agent) -> None:
-    """As `q`: the calls stay pending, nothing runs, exit 0."""
+    """As `q`: back at the chat's prompt, the calls pending, nothing runs."""
     agent.server.push(tool_calls(("write_file", {"path": "w.txt", "content": "w"})))
     child = agent.spawn("chat", "write w.txt")
     child.expect(CHOICE)
     child.sendintr()
-    child.expect("calls are waiting for review")
+    child.expect("/review decides them")
     before = child.before
-    ended(child)
+    leave(child)
     assert not (agent.workspace / "w.txt").exists()
     # what came after the prompt started on a line of its own (without the fix: " ^C")
     assert "\n" in before, repr(before)

@@ -60,8 +60,9 @@ def test_refused_connection_names_the_url_and_the_message_survives(agent: Agent)
     listed = json.loads(agent.run("threads", "list", "--json").stdout)
     assert listed[0]["status"] == "error"
 
-    agent.server.push(text("Remembered."))  # the server is back: retry the failed call
-    retried = agent.run("run", "--thread", report["thread_id"])
+    # the thread keeps the server it ran on: the retry names the one that answers
+    agent.server.push(text("Remembered."))
+    retried = agent.run("run", "--thread", report["thread_id"], "--base-url", agent.server.base_url)
     assert retried.returncode == 0, retried.stderr
     assert retried.stdout.strip() == "Remembered."
     assert agent.server.requests[0]["messages"][-1]["content"] == "please remember this"

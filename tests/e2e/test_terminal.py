@@ -142,7 +142,8 @@ def test_review_and_answer_render_in_80_columns(agent: Agent) -> None:
         panel = [line for line in screen.splitlines() if line and line[0] in "╭│╰"]
         assert panel and all(len(line) == 80 for line in panel), screen
         assert all(line.endswith(("╮", "│", "╯")) for line in panel), screen
-        assert "sort | head -n 20" in screen
+        inside = " ".join(" ".join(line[1:-1].split()) for line in panel)
+        assert "sort | head -n 20" in inside, screen  # the command, wrapped at blanks
         subprocess.run([*tmux, "send-keys", "-t", session, "a", "Enter"], check=True)
         screen = wait_for(tmux, session, PROMPT, after="Summary")
         body = screen[screen.index("Summary") :]

@@ -822,7 +822,7 @@ def test_list_dir_does_not_show_what_a_deny_on_a_folders_contents_protects(
     (ws / ".env").write_text("x\n")
     runtime = _context(ws, ("read_file", "secrets/**", "deny"), ("read_file", ".env", "deny"))
     listed = list_dir.func(path="secrets", runtime=runtime)  # type: ignore[attr-defined]
-    assert "id_rsa" not in listed and "1 more entries not shown" in listed
+    assert "id_rsa" not in listed and "1 more entry not shown" in listed
     root = list_dir.func(runtime=runtime)  # type: ignore[attr-defined]
     assert ".env" not in root and "secrets/" in root and "docs/" in root
     assert "guide.md" in list_dir.func(path="docs", runtime=runtime)  # type: ignore[attr-defined]
