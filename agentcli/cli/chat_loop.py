@@ -64,9 +64,9 @@ class Chat:
     def session(self) -> ThreadSession:
         """The session, made in the background since launch: wait for it if need be."""
         if self._session is None:
-            if not self.starting.future.done():
-                self.view.begin("starting")
-            try:
+            try:  # Ctrl-C while the status line is being drawn is the same Ctrl-C
+                if not self.starting.future.done():
+                    self.view.begin("starting")
                 session = self.starting.session()
             except KeyboardInterrupt:  # back to the prompt, as Ctrl-C during a run does
                 raise Interrupted("interrupted while agentcli was starting: nothing sent") from None
