@@ -20,6 +20,7 @@ RERUN_DECISIONS: list[str] = [*DECISIONS, "done"]  # for a call a crash cut off
 # planned, is marked done or rejected; an edit could not know what those results were
 PLAN_RERUN_DECISIONS: list[str] = ["approve", "reject", "done"]
 EXPIRED_BY = "approval.expire_after"  # the setting that denies a review left too long
+UNCHANGED = "the edit changes nothing; approve the call instead"  # an edit that is no edit
 
 
 class EditedAction(TypedDict):

@@ -6,6 +6,9 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+PLAN = "plan"  # the plan tool's name (DESIGN.md): its one result lists the plan's tasks
+PLAN_RESULTS = "Plan results"  # how that result begins; a renderer folds it to its tasks
+
 
 @dataclass
 class Event:

@@ -149,10 +149,10 @@ def _fail(
 ) -> None:
     """The error's lines on stderr, then exit: with Click's own code for Click's errors,
     else the code errors.exit_code_for maps the error to."""
-    from agentcli.agent.outbound import current
+    from agentcli.session.redaction import current_redactor
     from agentcli.terminal_text import visible
 
-    redact = current()  # a traceback or a message may quote the key (a model error's request)
+    redact = current_redactor()  # a traceback or a message may quote the key
     if os.environ.get("AGENTCLI_DEBUG") and not isinstance(exc, SetupNeeded):
         sys.stderr.write(redact("".join(traceback.format_exception(exc))))
     for text in lines:

@@ -4,7 +4,7 @@ suggested for what a person keeps approving by hand."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from agentcli_tools.plurals import counted
@@ -12,9 +12,6 @@ from agentcli_tools.plurals import counted
 from agentcli.cli.common_options import Common, common_options
 from agentcli.errors import ExitCode
 from agentcli.terminal_text import dumps, line
-
-if TYPE_CHECKING:
-    from agentcli.threads.store import Store
 
 app = typer.Typer(
     help="Every decision across threads; `verify` its chain; `suggest` rules.",
@@ -25,16 +22,6 @@ app = typer.Typer(
 ThreadOpt = Annotated[
     str | None, typer.Option("--thread", "-t", help="Only this thread (id or unique prefix).")
 ]
-
-
-def _threads(store: Store, thread: str | None) -> dict[str, str]:
-    """The threads to read, id: workspace: one, or every thread of the index and every
-    anchored one whose index row is gone (its workspace unknown)."""
-    if thread:
-        row = store.resolve(thread)
-        return {row.thread_id: row.workspace}
-    rows = {row.thread_id: row.workspace for row in store.recent()}
-    return rows | {t: "" for t in store.anchored_threads() if t not in rows}
 
 
 @app.callback()
@@ -54,20 +41,15 @@ def audit(
     edited arguments as a diff, the sandbox and the result."""
     if ctx.invoked_subcommand is not None:
         return
-    from agentcli.agent.outbound import settings_redactor
-    from agentcli.audit.log import entries, parse_since
-    from agentcli.session import history
+    from agentcli.session.audit_reading import decisions
 
-    when = parse_since(since) if since else None
-    store = common.store(common.settings())
-    redact = settings_redactor(common.settings())  # a key in the arguments does not leave
-    read = history.reader(store)
-    found = [e.redacted(redact.value) for e in entries(read, _threads(store, thread), when)]
+    settings = common.settings()
+    found = decisions(settings, common.store(settings), thread, since)
     if as_json:
         print(dumps([entry.as_dict() for entry in found], indent=2))
         return
     if not found:
-        print("no decisions recorded" + (" in that time" if when else ""))
+        print("no decisions recorded" + (" in that time" if since else ""))
         return
     for entry in found:
         result = entry.status or "-"
@@ -95,14 +77,9 @@ def _short(args: Any, limit: int = 160) -> str:
 def verify(thread: ThreadOpt = None, *, common: Common) -> None:
     """Recompute every thread's audit chain: exit 1 with each changed, inserted or deleted
     record, else 0 with a one-line summary. Records older than the chain are not faults."""
-    from agentcli.audit.verify import verify as verify_chains
-    from agentcli.session import history
-    from agentcli.threads.store_key import ApprovalKey
+    from agentcli.session.audit_reading import verified
 
-    settings = common.settings()
-    store = common.store(settings)
-    key, read = ApprovalKey.of_store(store), history.reader(store)
-    verdict = verify_chains(store, key, _threads(store, thread), read)
+    verdict = verified(common.store(common.settings()), thread)
     for where, note in verdict.notes:
         print(line(f"thread {where}: {note}"))
     for where, fault in verdict.faults:
@@ -132,12 +109,9 @@ def suggest(
 ) -> None:
     """Propose [[approval.rules]] (TOML, ready to paste) for calls a person keeps approving
     by hand and never rejected or edited; never a rule that allows everything."""
-    from agentcli.audit.log import entries
-    from agentcli.audit.suggest import suggestions
-    from agentcli.session import history
+    from agentcli.session.audit_reading import suggested
 
-    store = common.store(common.settings())
-    found = suggestions(entries(history.reader(store), _threads(store, thread)), min_count)
+    found = suggested(common.store(common.settings()), thread, min_count)
     if not found:
         print(f"nothing to suggest: no call approved by hand {counted(min_count, 'time')} or more")
         return

@@ -10,10 +10,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcli.agent.untrusted_text_fence import fence
-
-MAX_KEPT = 20_000  # characters of output kept for the model: the end of it
-TAG = "shell_output"
+from agentcli.session.attachments import shell_output
 
 
 @dataclass(frozen=True)
@@ -24,10 +21,7 @@ class ShellRun:
 
     def for_model(self) -> str:
         """The fenced block the next message carries."""
-        output = self.output
-        if len(output) > MAX_KEPT:
-            output = f"[only the last {MAX_KEPT:,} characters]\n" + output[-MAX_KEPT:]
-        return fence(TAG, output, command=self.command, exit_code=self.exit_code)
+        return shell_output(self.command, self.exit_code, self.output)
 
 
 def is_command(text: str) -> bool:

@@ -303,19 +303,17 @@ class Chat:
             return
         # here, not at the top: the token counter loads LangChain, which the prompt must not
         # wait for (the session, made in the background, has loaded it by now)
-        from agentcli.agent.model.chat_model import cost_usd
-        from agentcli.agent.model.token_count import method as counted_by
+        from agentcli.session.spending import estimated_by, spent
 
         row = self.session.store.resolve(self.session.thread_id)
-        total = {"input_tokens": row.input_tokens, "output_tokens": row.output_tokens}
+        thread = spent(self.session.settings, row)
         line = f"{usage['input_tokens']:,} in · {usage['output_tokens']:,} out"
         if usage.get("estimated"):  # the server sent no usage: counted by agentcli's heuristic
-            line += f" (estimated: {counted_by()})"
+            line += f" (estimated: {estimated_by()})"
         if "cost_usd" in usage:
             line += f" · ${usage['cost_usd']:.4f}"
-        line += f"  (thread: {row.input_tokens + row.output_tokens:,} tokens"
-        spent = cost_usd(self.session.settings, self.session.settings.model, total)
-        line += f" · ${spent:.4f})" if spent is not None else ")"
+        line += f"  (thread: {thread.input_tokens + thread.output_tokens:,} tokens"
+        line += f" · ${thread.cost_usd:.4f})" if thread.cost_usd is not None else ")"
         self.console.print(Text(line, style="dim"))
 
     def error(self, exc: AgentcliError) -> None:

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 
-from agentcli.config import Settings, load_settings
+from agentcli.config import Settings
 from agentcli.errors import UsageError
 
 if TYPE_CHECKING:
-    from agentcli.threads.store import Store
+    from agentcli.session.setup import Store
 
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model name.")]
 BaseUrlOpt = Annotated[
@@ -76,6 +76,18 @@ class ApprovalMode(StrEnum):
     edit = "edit"
     auto = "auto"
     plan = "plan"
+
+
+# what each mode runs unasked, in a line (the chat's /mode says it)
+MODE_SUMMARIES = {
+    ApprovalMode.ask: "every call waits for your review",
+    ApprovalMode.read: "reads inside the workspace run; everything else asks",
+    ApprovalMode.edit: "reads and undoable file writes inside the workspace run; everything"
+    " else asks",
+    ApprovalMode.auto: "reads, undoable writes and confined commands inside the workspace run;"
+    " what leaves the box (network, paths outside, unconfined, fetch_url, MCP tools) asks",
+    ApprovalMode.plan: "nothing runs unreviewed: the model proposes a plan, you review it whole",
+}
 
 
 ModeOpt = Annotated[
@@ -181,9 +193,9 @@ class Common:
         return settings
 
     def _settings(self) -> Settings:
-        from agentcli.agent.toolset.tool_names import settings_problems
+        from agentcli.session.setup import checked_settings
 
-        return load_settings(  # a config's tool names are checked with its other problems
+        return checked_settings(
             self.config,
             {
                 "model.name": self.model,
@@ -194,7 +206,6 @@ class Common:
                 "sandbox.mode": self.sandbox.value if self.sandbox else None,
                 "approval.mode": self.mode.value if self.mode else None,
             },
-            settings_problems,
         )
 
     def take_mode(self, mode: ApprovalMode | None, plan: bool) -> None:
@@ -210,7 +221,7 @@ class Common:
         return self.workspace
 
     def store(self, settings: Settings) -> Store:
-        from agentcli.threads.backends import open_store
+        from agentcli.session.setup import open_store
 
         return open_store(settings)
 

@@ -14,9 +14,9 @@ import typer
 
 from agentcli.cli.common_options import Common, common_options
 from agentcli.config import FIELDS, SECRET_KEYS, Settings, default_config_path
+from agentcli.config.database_url import database_label, mask_url
 from agentcli.errors import AgentcliError, UsageError
 from agentcli.terminal_text import dumps, line
-from agentcli.threads.database_url import database_label, mask_url
 
 if TYPE_CHECKING:
     pass
@@ -69,14 +69,14 @@ def shown(key: str, value: Any) -> Any:
 
 def describe(settings: Settings, workspace: Path | None) -> dict[str, Any]:
     """Everything `config show` reports, JSON-ready."""
-    from agentcli.agent.toolset.sandboxing import sandbox_of
+    from agentcli.session.inspection import sandbox
 
     return {
         "config_file": str(settings.config_path or default_config_path()),
         "config_file_exists": settings.config_path is not None,
         "database": database_label(settings),
         "workspace": str((workspace or Path.cwd()).resolve()),
-        "sandbox": sandbox_of(settings).label(),
+        "sandbox": sandbox(settings).label(),
         "settings": {
             key: {
                 "value": shown(key, getattr(settings, fld.attr)),

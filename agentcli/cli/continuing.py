@@ -45,7 +45,7 @@ def continues(starting: Starting) -> bool:
 def show_recap(chat: Chat) -> None:
     """Print the current thread's last exchanges (waits for the session: its state is read
     through the graph). Ctrl-C while waiting skips it and comes back to the prompt."""
-    from agentcli.threads.transcript import entries
+    from agentcli.session.transcript import entries
     from agentcli.ui.recap import recap
 
     try:

@@ -132,9 +132,9 @@ def _server_check(settings: Settings) -> tuple[Check, list[str] | None]:
     models it lists (None: it did not say)."""
     import httpx
 
-    from agentcli.agent.model.chat_model import endpoint
+    from agentcli.session.inspection import model_endpoint
 
-    url = endpoint(settings).rstrip("/") + "/models"
+    url = model_endpoint(settings).rstrip("/") + "/models"
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
     timeout = min(settings.timeout, SERVER_TIMEOUT_S)
     try:
@@ -182,11 +182,11 @@ def _model_check(model: str, models: list[str] | None) -> Check:
 
 def _tools_checks(settings: Settings) -> list[Check]:
     """The tools a session would have, and the tool names the approval config gives."""
-    from agentcli.agent.toolset.loading import list_tools
+    from agentcli.session.inspection import tools as session_tools
 
     warnings: list[str] = []
     try:
-        tools = list_tools(settings, warn=warnings.append)
+        tools = session_tools(settings, warnings.append)
     except AgentcliError as exc:
         return [Check(False, "tools", problem) for problem in exc.lines]
     names = ", ".join(tool.name for tool in tools)
@@ -196,9 +196,9 @@ def _tools_checks(settings: Settings) -> list[Check]:
 
 def _sandbox_check(settings: Settings, workspace: Path) -> Check:
     """The layers a confined command really gets here: one is started to find out."""
-    from agentcli.agent.toolset.sandboxing import sandbox_of
+    from agentcli.session.inspection import sandbox as session_sandbox
 
-    sandbox = sandbox_of(settings)
+    sandbox = session_sandbox(settings)
     if not sandbox.confines:
         return Check(None, "sandbox", "off: commands run unconfined")
     try:
@@ -220,21 +220,20 @@ NO_NAMESPACES = (
 
 def _agents_md_check(workspace: Path) -> Check:
     """The workspace's AGENTS.md, which the system prompt gets."""
-    from agentcli.agent import agents_md
+    from agentcli.session.inspection import project_instructions
 
-    found, problem = agents_md.load(workspace)
-    path = workspace / agents_md.FILE
+    path, found, problem, most = project_instructions(workspace)
     if problem is not None:
-        return Check(False, agents_md.FILE, f"{path}: not used: {problem}")
+        return Check(False, path.name, f"{path}: not used: {problem}")
     if found is None:
-        return Check(None, agents_md.FILE, f"none at {path} (project instructions for the model)")
-    cut = f"; only the first {agents_md.MAX_BYTES:,} go to the model" if found.cut else ""
-    return Check(True, agents_md.FILE, f"{path} ({found.size:,} bytes{cut}): in the system prompt")
+        return Check(None, path.name, f"none at {path} (project instructions for the model)")
+    cut = f"; only the first {most:,} go to the model" if found.cut else ""
+    return Check(True, path.name, f"{path} ({found.size:,} bytes{cut}): in the system prompt")
 
 
 def _database_check(settings: Settings) -> Check:
     """Open the store (as every command does), then write a row and roll it back."""
-    from agentcli.threads.backends import open_store
+    from agentcli.session.setup import open_store
 
     try:
         store = open_store(settings)
@@ -252,13 +251,13 @@ def _database_check(settings: Settings) -> Check:
 
 def _mcp_log_checks(settings: Settings) -> list[Check]:
     """Where each stdio MCP server's stderr goes (it never reaches the terminal)."""
-    from agentcli.agent.toolset.mcp.logs import log_path
+    from agentcli.session.inspection import mcp_log
 
     checks = []
     for name, server in settings.mcp_servers.items():
         if "command" not in server:
             continue
-        path = log_path(name)
+        path = mcp_log(name)
         size = f"{path.stat().st_size:,} bytes" if path.is_file() else "not written yet"
         checks.append(Check(True, f"MCP server '{name}' log", f"stderr goes to {path} ({size})"))
     return checks

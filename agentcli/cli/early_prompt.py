@@ -30,7 +30,7 @@ from agentcli.cli.session_opening import (
     open_session,
 )
 from agentcli.session.thread_origin import for_thread, hint_flags
-from agentcli.threads.thread_rows import ThreadStatus, new_thread_id
+from agentcli.thread_rows import ThreadStatus, new_thread_id
 
 if TYPE_CHECKING:
     from agentcli.session.thread_session import ThreadSession

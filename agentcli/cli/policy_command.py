@@ -17,9 +17,7 @@ from agentcli.cli.common_options import (
     common_options,
     warn,
 )
-from agentcli.cli.session_opening import make_policy
-from agentcli.config import Settings
-from agentcli.errors import ConfigError, UsageError
+from agentcli.errors import UsageError
 from agentcli.terminal_text import line
 
 app = typer.Typer(
@@ -51,7 +49,7 @@ def check(
     list that decided and where it came from, and for the shell each command the parser
     found. The same flags as run apply. Exit 0 whatever the verdict; 2 on bad arguments
     (TOOL naming no tool the session would have, too)."""
-    from agentcli.policy.explanation import explain
+    from agentcli.session.policy_reading import explained
 
     try:
         args: Any = json.loads(args_json) if args_json is not None else {}
@@ -59,11 +57,9 @@ def check(
         raise UsageError(f"ARGS_JSON is not valid JSON ({exc})") from None
     if not isinstance(args, dict):
         raise UsageError('ARGS_JSON must be a JSON object, e.g. \'{"command": "git status"}\'')
-    settings = common.settings()
-    _check_names(settings, tool, approve, deny)
-    policy = make_policy(settings, auto_approve, approve, deny)
     workspace = common.checked_workspace() or Path.cwd()
-    report = explain(policy, tool, args, settings.rules, settings.sources, workspace)
+    flags = (auto_approve, approve, deny)
+    report = explained(common.settings(), tool, args, workspace, flags, warn)
     if as_json:
         print(json.dumps(report, indent=2))  # ASCII: controls and surrogates escaped
         return
@@ -78,32 +74,6 @@ def check(
     for found in commands:
         via = f"  [{found['via']}]" if found["via"] else ""
         print(line(f"  {found['decision']:<5}  {found['command']}{via}  ({found['by']})"))
-
-
-def _check_names(
-    settings: Settings, tool: str, approve: list[str] | None, deny: list[str] | None
-) -> None:
-    """TOOL, the flags' and the config's tool names must name tools this session would have
-    (those `agentcli tools` lists): a verdict for a tool that does not exist would only
-    mislead. A config problem is a ConfigError, the others a UsageError (exit 2 both)."""
-    from agentcli.agent.toolset.loading import list_tools
-    from agentcli.agent.toolset.tool_names import (
-        flag_problems,
-        settings_problems,
-        unknown_tool,
-        unlisted_servers,
-    )
-
-    if found := settings_problems(settings, approve, deny):  # built-ins only: all at once
-        raise ConfigError(*found)
-    items = list_tools(settings, warn=warn)  # a config naming no tool fails here
-    known = [item.name for item in items]
-    unchecked = unlisted_servers(settings, (item.source for item in items))
-    problems = flag_problems(known, approve, deny, unchecked)
-    if why := unknown_tool(tool, known, unchecked):
-        problems.insert(0, f"TOOL {tool}: {why}")
-    if problems:
-        raise ConfigError(*problems)
 
 
 def _from(report: dict[str, Any]) -> str:
@@ -133,10 +103,10 @@ def list_rules(
 ) -> None:
     """List the rules in force, in the order they are tried within each decision (deny,
     then ask, then allow), with where each came from; the allow and deny lists; the flags."""
-    from agentcli.policy.explanation import rule_rows
+    from agentcli.session.policy_reading import rules_in_force
 
     settings = common.settings()
-    rows = rule_rows(settings.rules, settings.sources)
+    rows = rules_in_force(settings)
     lists: dict[str, dict[str, Any]] = {
         name: {"tools": list(getattr(settings, name)), "from": settings.sources.get(key)}
         for name, key in (("allow", "approval.allow"), ("deny", "approval.deny"))

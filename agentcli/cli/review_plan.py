@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentcli.cli.common_options import warn
-from agentcli.decisions import Decide, Decision
+from agentcli.decisions import UNCHANGED, Decide, Decision
 from agentcli.errors import UsageError
 from agentcli.session.call_digests import Ref, Seen
 
@@ -216,7 +216,6 @@ def _edit(session: ThreadSession, request: dict[str, Any], args: str | None) -> 
         new_args = json.loads(args or "")
     except json.JSONDecodeError as exc:
         raise UsageError(f"--args is not valid JSON: {exc}") from None
-    from agentcli.agent.review.answers import UNCHANGED  # only when an edit is checked
 
     problem = session.check_edit(request["name"], new_args, request["args"])
     if problem and problem != UNCHANGED:

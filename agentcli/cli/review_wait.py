@@ -32,7 +32,7 @@ def while_decided_elsewhere(session: Session, named: str, asked: Asked) -> Plan 
     from agentcli.session.call_digests import ThreadCalls
     from agentcli.session.call_lookup import Lookup
     from agentcli.session.inbox import read_thread
-    from agentcli.threads.thread_rows import ThreadStatus
+    from agentcli.thread_rows import ThreadStatus
 
     row = session.store.resolve(named)
     grace, deadline = time.monotonic() + BUSY_GRACE_S, time.monotonic() + BUSY_WAIT_S

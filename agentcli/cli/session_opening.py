@@ -4,37 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentcli.agent.toolset.tool_names import flag_problems, settings_problems
 from agentcli.cli.common_options import Common, warn
 from agentcli.config import Settings
 from agentcli.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
     from agentcli.events import ReviewRequest
-    from agentcli.policy.approval_policy import Policy
     from agentcli.session.remote import RemoteSession
+    from agentcli.session.setup import Store
     from agentcli.session.thread_session import ThreadSession
-    from agentcli.threads.store import Store
-
-
-def make_policy(
-    settings: Settings, auto_approve: bool, approve: list[str] | None, deny: list[str] | None
-) -> Policy:
-    """The config's rules with this command's flags on top, in the approval mode of the
-    settings (--mode, else [approval] mode)."""
-    from agentcli.agent.toolset.sandboxing import mode_box
-    from agentcli.policy.approval_policy import Policy
-
-    return Policy.build(
-        settings.allow,
-        settings.deny,
-        settings.rules,
-        flag_allow=approve or (),
-        flag_deny=deny or (),
-        auto_approve=auto_approve,
-        mode=settings.approval_mode,
-        box=mode_box(settings),
-    )
 
 
 def one_of(thread: str | None, last: bool) -> None:
@@ -76,6 +54,7 @@ def open_session(
     if common.server:
         return open_remote(common, settings, auto_approve, approve, deny)
     from agentcli.session.local import Session
+    from agentcli.session.setup import flag_problems, make_policy
 
     policy = make_policy(settings, auto_approve, approve, deny)
     store = store or common.store(settings)
@@ -96,9 +75,10 @@ def check_early(
     if common.server:
         return
     from agentcli.cli.setup_guide import check_setup
+    from agentcli.session.setup import tool_name_problems
 
     check_setup(settings)
-    problems = settings_problems(settings, approve, deny)  # None: the session checks them
+    problems = tool_name_problems(settings, approve, deny)  # None: the session checks them
     if problems:
         raise ConfigError(*problems)
 

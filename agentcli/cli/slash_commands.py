@@ -137,7 +137,7 @@ def _review(chat: Chat, arg: str) -> bool:
 @command("/history", "/history: this thread's messages and calls")
 def _history(chat: Chat, arg: str) -> bool:
     from agentcli.session import history
-    from agentcli.threads.transcript import decision_text, entries, speaker
+    from agentcli.session.transcript import decision_text, entries, speaker
 
     s = local(chat, "/history")
     if s.row is None:
@@ -157,15 +157,13 @@ def _history(chat: Chat, arg: str) -> bool:
 )
 def _undo(chat: Chat, arg: str) -> bool:
     from agentcli.session.undo import apply_undo, left_as_they_are, plan_undo, restored_together
-    from agentcli.undo.call_snapshots import snapshots_of
 
     s = local(chat, "/undo")
     if s.row is None or s.row.turns < 1 or arg.strip() not in ("", "--force"):
         return say(chat, "nothing to undo" if not arg.strip() else "usage: /undo [--force]")
     row = s.store.resolve(s.thread_id)
-    snapshots = snapshots_of(s.settings)
-    plan = plan_undo(s.store, snapshots, row, None)
-    fork = apply_undo(s.store, snapshots, plan, force=arg.strip() == "--force")
+    plan = plan_undo(s.store, s.settings, row, None)
+    fork = apply_undo(s.store, plan, force=arg.strip() == "--force")
     s.open(fork.thread_id)
     restored = plan.restoration.paths if plan.restoration else []
     if restored:
@@ -208,19 +206,19 @@ def _plan(chat: Chat, arg: str) -> bool:
 
 @command("/mode", "/mode [ask|read|edit|auto|plan]: what runs without asking (in the header)")
 def _mode(chat: Chat, arg: str) -> bool:
-    from agentcli.policy.approval_modes import MODES, SUMMARIES
+    from agentcli.cli.common_options import MODE_SUMMARIES, ApprovalMode
 
     if not arg:
-        for name in MODES:
-            mark = "*" if name == chat.mode else " "
-            chat.console.print(styled(f"{mark} {name:<5} {SUMMARIES[name]}"))
+        for mode, summary in MODE_SUMMARIES.items():
+            mark = "*" if mode == chat.mode else " "
+            chat.console.print(styled(f"{mark} {mode:<5} {summary}"))
         return True
-    if arg not in MODES:
-        raise UsageError(f"unknown mode {arg!r}: /mode {'|'.join(MODES)}")
+    if arg not in MODE_SUMMARIES:
+        raise UsageError(f"unknown mode {arg!r}: /mode {'|'.join(MODE_SUMMARIES)}")
     chat.session.set_mode(arg)
     chat.mode = arg
     chat.banner()
-    return say(chat, f"mode {arg}: {SUMMARIES[arg]}")
+    return say(chat, f"mode {arg}: {MODE_SUMMARIES[ApprovalMode(arg)]}")
 
 
 @command("/retry", "/retry: try a failed model call again")
@@ -256,20 +254,18 @@ def _approve(chat: Chat, arg: str) -> bool:
 
 @command("/cost", "/cost: tokens and cost of this thread")
 def _cost(chat: Chat, arg: str) -> bool:
-    from agentcli.agent.model.chat_model import cost_usd, priced_by
+    from agentcli.session.spending import spent
 
     s = chat.session
     if s.row is None:
         return say(chat, "nothing spent yet")
-    row = s.store.resolve(s.thread_id)
-    usage = {"input_tokens": row.input_tokens, "output_tokens": row.output_tokens}
-    model = s.settings.model
-    cost = cost_usd(s.settings, model, usage)
-    if cost is not None:
-        price = f"${cost:.4f} ({model}, prices from {priced_by(s.settings, model)})"
+    thread, model = spent(s.settings, s.store.resolve(s.thread_id)), s.settings.model
+    if thread.cost_usd is not None:
+        price = f"${thread.cost_usd:.4f} ({model}, prices from {thread.prices_from})"
     else:
         price = f'no price known for {model}: add [model.prices."{model}"] to the config'
-    return say(chat, f"{row.input_tokens:,} tokens in · {row.output_tokens:,} out · {price}", "")
+    used = f"{thread.input_tokens:,} tokens in · {thread.output_tokens:,} out"
+    return say(chat, f"{used} · {price}", "")
 
 
 @command("/compact", "/compact: summarise the older messages to free the context window")

@@ -14,8 +14,8 @@ from agentcli.cli.session_opening import one_of
 from agentcli.config import Settings
 
 if TYPE_CHECKING:
-    from agentcli.threads.store import Store
-    from agentcli.threads.thread_rows import ThreadRow
+    from agentcli.session.setup import Store
+    from agentcli.thread_rows import ThreadRow
 
 
 @dataclass
@@ -33,7 +33,7 @@ class Claim:
 def claim(common: Common, settings: Settings, thread: str | None, last: bool) -> Claim:
     """Hold the thread named (ThreadBusy at once if another process has it), or claim a
     new one, indexed as running."""
-    from agentcli.threads.thread_rows import new_thread_id
+    from agentcli.thread_rows import new_thread_id
 
     one_of(thread, last)
     store = common.store(settings)

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 from agentcli_tools.plurals import counted
 from rich.text import Text
 
-from agentcli.threads.transcript import decision_text, speaker
+from agentcli.session.transcript import decision_text, speaker
 from agentcli.ui.outcome_mark import outcome_mark
 from agentcli.ui.safe_text import safe_line, styled
 
 if TYPE_CHECKING:
-    from agentcli.threads.thread_rows import ThreadRow
+    from agentcli.thread_rows import ThreadRow
 
 SHOW_RESULT_LINES = 8
 
@@ -71,24 +71,3 @@ def show_task(console: Any, task: dict[str, Any]) -> None:
     console.print(styled((f"       {task.get('state')}{why}", style)))
     for path in task.get("changed_files") or []:
         console.print(styled((f"       changed {path}", "magenta")))
-
-
-def mark_changes(settings: Any, row: ThreadRow, messages: list[Any], turns: list[Any]) -> None:
-    """Give each call that changed files the list of them (`changed_files`), from the
-    snapshots taken around it (agentcli diff shows how)."""
-    from pathlib import Path
-
-    from agentcli.session.agent_changes import changed_files
-    from agentcli.undo.call_snapshots import snapshots_of
-
-    snapshots = snapshots_of(settings)
-    if snapshots is None or not Path(row.workspace).is_dir():
-        return
-    changed = changed_files(snapshots, row, messages)
-    for turn in turns:
-        for call in turn.get("calls", []):
-            if paths := changed.get(str(call.get("id"))):
-                call["changed_files"] = paths
-            for task in call.get("plan") or []:  # a plan's tasks ran under their own ids
-                if paths := changed.get(f"{call.get('id')}.{task.get('id')}"):
-                    task["changed_files"] = paths

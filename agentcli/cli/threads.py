@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,8 +15,8 @@ from agentcli.terminal_text import dumps, line
 from agentcli.ui import make_console
 
 if TYPE_CHECKING:
-    from agentcli.threads.store import Store
-    from agentcli.threads.thread_rows import ThreadRow
+    from agentcli.session.setup import Store
+    from agentcli.thread_rows import ThreadRow
 
 app = typer.Typer(help="List and manage threads.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -37,26 +36,14 @@ def list_threads(
     common: Common,
 ) -> None:
     """List threads, newest first (--workspace: only that workspace's)."""
-    server = common.server
-    if server:
-        from agentcli.threads.on_server import ServerThreads, connect
+    from agentcli.session.thread_reading import listed, server_index
 
-        index: Store | ServerThreads = ServerThreads(connect(server), server)
+    settings = common.settings()
+    where = str(common.workspace.resolve()) if common.workspace else None
+    if common.server:
         where = str(common.workspace) if common.workspace else None  # as the runs named it
-    else:
-        from agentcli.threads.thread_rows import ThreadStatus
-
-        index = common.store(common.settings())
-        where = str(common.workspace.resolve()) if common.workspace else None
-        if index.recent(1, status=ThreadStatus.RUNNING):  # maybe a run that died: read what it left
-            from agentcli.session.stale_threads import settle_stale
-
-            settle_stale(index)
-    rows = index.recent(limit, status=status, search=search, workspace=where)
-    from agentcli.agent.outbound import settings_redactor
-
-    redact = settings_redactor(common.settings())  # titles of threads older than their redaction
-    rows = [replace(r, title=redact(r.title), last_error=redact.value(r.last_error)) for r in rows]
+    index = server_index(common.server) if common.server else common.store(settings)
+    rows = listed(settings, index, limit, status, search, where)
     if as_json:
         print(dumps([row.as_dict() for row in rows], indent=2))
         return
@@ -97,20 +84,11 @@ def show(
     common: Common,
 ) -> None:
     """Show a thread: messages, and each tool call with its decision and result."""
-    from agentcli.agent.outbound import settings_redactor
-    from agentcli.cli.thread_view import draw, mark_changes
-    from agentcli.session import history
-    from agentcli.threads.transcript import entries
+    from agentcli.cli.thread_view import draw
+    from agentcli.session.thread_reading import shown
 
     settings = common.settings()
-    store = common.store(settings)
-    row = store.resolve(thread_id)
-    values = history.values(store, row.thread_id)
-    turns = entries(values)
-    mark_changes(settings, row, values.get("messages", []), turns)
-    redact = settings_redactor(settings)  # as export does
-    turns = redact.value(turns)
-    row = replace(row, title=redact(row.title))  # a thread made before titles were redacted
+    row, turns = shown(settings, common.store(settings), thread_id)
     if as_json:
         print(dumps({"thread": row.as_dict(), "entries": turns}, indent=2))
         return
@@ -128,17 +106,14 @@ def export(
     common: Common,
 ) -> None:
     """Print a thread as Markdown to read, or JSON for scripts (messages, audit, decisions)."""
-    from agentcli.agent.outbound import settings_redactor
-    from agentcli.session import history
-    from agentcli.threads.transcript import to_json
+    from agentcli.session.thread_reading import exported
+    from agentcli.session.transcript import to_json
     from agentcli.ui.markdown_export import to_markdown
 
-    store, row = _open(common, thread_id)
-    values = history.values(store, row.thread_id)
-    # JSON is exact data (controls escaped); Markdown shows them as marks; either way, what
-    # a thread holds that the redactor knows (a key the person typed) does not leave
-    text = to_json(row, values) + "\n" if fmt is ExportFormat.json else to_markdown(row, values)
-    sys.stdout.write(settings_redactor(common.settings())(text))
+    settings = common.settings()
+    json = fmt is ExportFormat.json
+    text = exported(settings, common.store(settings), thread_id, to_json if json else to_markdown)
+    sys.stdout.write(text + "\n" if json else text)
 
 
 def _open(common: Common, thread_id: str) -> tuple[Store, ThreadRow]:
@@ -179,12 +154,9 @@ def delete(
             f"{busy}; or stop it and delete: agentcli threads delete {row.thread_id} --yes --force",
         )
         raise
-    from pathlib import Path
+    from agentcli.session.undo import forget_snapshots
 
-    from agentcli.undo.call_snapshots import snapshots_of
-
-    if (snapshots := snapshots_of(common.settings())) is not None:
-        snapshots.forget(row.thread_id, Path(row.workspace))
+    forget_snapshots(common.settings(), row)
     print(line(f"deleted thread {row.thread_id}"))
 
 
@@ -229,29 +201,26 @@ def fork(
 
     if restore_files:
         from agentcli.session.undo import apply_undo, left_as_they_are, plan_undo
-        from agentcli.undo.call_snapshots import snapshots_of
 
         if at is None:
             raise UsageError("--restore-files needs --at N (the message to go back before)")
         settings = common.settings()
         store = common.store(settings)
         row = store.resolve(thread_id)
-        snapshots = snapshots_of(settings)
         with store.briefly(row.thread_id):
-            plan = plan_undo(store, snapshots, row, at)
-            new = apply_undo(store, snapshots, plan, force=force)
+            plan = plan_undo(store, settings, row, at)
+            new = apply_undo(store, plan, force=force)
         restored = len(plan.restoration.paths) if plan.restoration else 0
         print(line(f"restored {counted(restored, 'file')}"), file=sys.stderr)
         for told in left_as_they_are(plan):
             print(line(told), file=sys.stderr)
     else:
         from agentcli.session.undo import fork_thread
-        from agentcli.undo.call_snapshots import snapshots_of
 
         settings = common.settings()
         store = common.store(settings)
         row = store.resolve(thread_id)
-        new = fork_thread(store, snapshots_of(settings), row, at)
+        new = fork_thread(store, settings, row, at)
     print(line(new.thread_id))
     print(line(f"forked from {row.thread_id}: agentcli resume {new.thread_id}"), file=sys.stderr)
 

@@ -16,7 +16,6 @@ from agentcli.cli.common_options import (
     common_options,
     warn,
 )
-from agentcli.cli.session_opening import make_policy
 from agentcli.config import Settings
 
 
@@ -31,14 +30,15 @@ def tools(
 ) -> None:
     """List the tools this session would have, with their source, the policy each gets and
     the sandbox of those that start processes."""
-    from agentcli.agent.toolset.loading import list_tools
-    from agentcli.agent.toolset.sandboxing import sandbox_of
+    from agentcli.session.inspection import sandbox as session_sandbox
+    from agentcli.session.inspection import tools
+    from agentcli.session.setup import make_policy
 
     settings = common.settings()
     policy = make_policy(settings, auto_approve, approve, deny)
-    sandbox = sandbox_of(settings).label()
+    sandbox = session_sandbox(settings).label()
     rows: list[dict[str, str | None]] = []
-    for item in list_tools(settings, warn=warn):
+    for item in tools(settings, warn):
         verdict = policy.decide(item.name, {}, workspace=common.workspace or Path.cwd())
         rows.append(
             {

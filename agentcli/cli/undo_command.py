@@ -14,7 +14,6 @@ from agentcli.terminal_text import line
 
 if TYPE_CHECKING:
     from agentcli.session.undo import UndoPlan
-    from agentcli.undo.file_modes import ModesPutBack
 
 
 @common_options()
@@ -42,17 +41,15 @@ def undo(
 ) -> None:
     """Put back the files the agent changed since before a message, and rewind the thread
     (on a fork; the thread it came from stays whole)."""
-    from agentcli.session.undo import apply_undo, plan_undo
-    from agentcli.undo.call_snapshots import snapshots_of
+    from agentcli.session.undo import apply_undo, modes_done, plan_undo
 
     if files_only and conversation_only:
         raise UsageError("--files-only and --conversation-only exclude each other")
     settings = common.settings()
     store = common.store(settings)
     row = store.resolve(thread_id)
-    snapshots = None if conversation_only else snapshots_of(settings)
     with store.briefly(row.thread_id):
-        plan = plan_undo(store, snapshots, row, to)
+        plan = plan_undo(store, settings, row, to, files=not conversation_only)
         for text in describe(plan, files=not conversation_only, force=force):
             print(line(text), file=sys.stderr)
         if not yes:
@@ -64,7 +61,6 @@ def undo(
                 raise typer.Exit(ExitCode.ERROR)
         now = apply_undo(
             store,
-            snapshots,
             plan,
             files=not conversation_only,
             conversation=not files_only,
@@ -86,22 +82,9 @@ def undo(
             print(line(text), file=sys.stderr)
 
 
-def modes_done(done: ModesPutBack) -> list[str]:
-    """What undo did with the files' and folders' modes: a line of those put back, and a
-    line for each it could not put back (or put back without its setuid bit)."""
-    out = [f"mode not put back: {why}" for why in done.refused]
-    if done.put_back:
-        more = f" and {len(done.put_back) - 20} more" if len(done.put_back) > 20 else ""
-        out.insert(
-            0, f"modes put back ({len(done.put_back)}): {', '.join(done.put_back[:20])}{more}"
-        )
-    return out
-
-
 def describe(plan: UndoPlan, files: bool, force: bool) -> list[str]:
     """What the undo will do, a line each; refuses (before asking) what --force would need."""
-    from agentcli.session.undo import left_as_they_are, restored_together
-    from agentcli.undo.rewind import ChangedSince
+    from agentcli.session.undo import changed_since, left_as_they_are, restored_together
 
     out = [f"thread {plan.row.thread_id}: back to before message {plan.turn}"]
     restoration = plan.restoration
@@ -120,12 +103,8 @@ def describe(plan: UndoPlan, files: bool, force: bool) -> list[str]:
     if restoration is not None and (restoration.paths or restoration.mode_changes):
         out += restored_together(plan, done=False)
     out += left_as_they_are(plan)
-    if restoration is not None and restoration.outside:
-        if not force:
-            raise ChangedSince(restoration.outside)
-        out.append(
-            f"to overwrite although changed outside agentcli: {', '.join(restoration.outside)}"
-        )
+    if overwritten := changed_since(plan, force):
+        out.append(f"to overwrite although changed outside agentcli: {', '.join(overwritten)}")
     return out
 
 
@@ -152,22 +131,15 @@ def diff(
     At a terminal it is coloured (not with NO_COLOR) and every character that would not
     show is a mark; piped, it is the patch as it is.
     """
-    from pathlib import Path
 
     from agentcli.session import history
     from agentcli.session.agent_changes import turn_diff
-    from agentcli.undo.call_snapshots import snapshots_of
 
     settings = common.settings()
     store = common.store(settings)
     row = store.resolve(thread_id)
-    snapshots = snapshots_of(settings)
-    if snapshots is None:
-        raise UsageError("no snapshots are kept ([undo] snapshots = false)")
-    if not Path(row.workspace).is_dir():
-        raise UsageError(f"workspace {row.workspace} is not a directory")
     messages = history.values(store, row.thread_id).get("messages", [])
-    diffs = turn_diff(snapshots, row, messages, turn)
+    diffs = turn_diff(settings, row, messages, turn)
     if not diffs:
         what = f"after message {turn}" if turn is not None else "in this thread"
         print(line(f"no file changed by agentcli's calls {what}"), file=sys.stderr)

@@ -29,15 +29,6 @@ from agentcli.policy.autorun_files import runs_on_its_own
 
 MODES = ("ask", "read", "edit", "auto", "plan")
 DEFAULT_MODE = "ask"
-# what each mode runs unasked, in a line (the chat's /mode says it)
-SUMMARIES = {
-    "ask": "every call waits for your review",
-    "read": "reads inside the workspace run; everything else asks",
-    "edit": "reads and undoable file writes inside the workspace run; everything else asks",
-    "auto": "reads, undoable writes and confined commands inside the workspace run; what"
-    " leaves the box (network, paths outside, unconfined, fetch_url, MCP tools) asks",
-    "plan": "nothing runs unreviewed: the model proposes a plan, you review it whole",
-}
 READS = frozenset({"read_file", "list_dir", "search_files"})
 WRITES = frozenset({"write_file", "edit_file"})
 PURE = frozenset({"calculator"})  # touches nothing: no file, no process, no network

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.agent.plan.plan_tool import task_call_ids
-from agentcli.threads.thread_rows import ThreadRow
-from agentcli.undo.call_snapshots import UNDO, CallChange, WorkspaceSnapshots
+from agentcli.config import Settings
+from agentcli.errors import UsageError
+from agentcli.thread_rows import ThreadRow
+from agentcli.undo.call_snapshots import UNDO, CallChange, WorkspaceSnapshots, snapshots_of
 
 AFTER_ALL = 1 << 30  # the turn given to an undo's record: later than any message
 
@@ -55,7 +57,26 @@ def changes_by_turn(
     return found
 
 
-def changed_files(
+def mark_changed_files(
+    settings: Settings, row: ThreadRow, messages: list[Any], entries: list[dict[str, Any]]
+) -> None:
+    """Give each call of a transcript's `entries` (session/transcript.py) that changed files
+    the list of them (`changed_files`), from the snapshots taken around it; none where no
+    snapshots are kept or the workspace is gone."""
+    snapshots = snapshots_of(settings)
+    if snapshots is None or not Path(row.workspace).is_dir():
+        return
+    changed = _changed_files(snapshots, row, messages)
+    for entry in entries:
+        for call in entry.get("calls", []):
+            if paths := changed.get(str(call.get("id"))):
+                call["changed_files"] = paths
+            for task in call.get("plan") or []:  # a plan's tasks ran under their own ids
+                if paths := changed.get(f"{call.get('id')}.{task.get('id')}"):
+                    task["changed_files"] = paths
+
+
+def _changed_files(
     snapshots: WorkspaceSnapshots, row: ThreadRow, messages: list[Any]
 ) -> dict[str, list[str]]:
     """The files each snapshotted call changed, by call id (the later call wins where the
@@ -70,11 +91,16 @@ def changed_files(
 
 
 def turn_diff(
-    snapshots: WorkspaceSnapshots, row: ThreadRow, messages: list[Any], turn: int | None
+    settings: Settings, row: ThreadRow, messages: list[Any], turn: int | None
 ) -> list[tuple[int, str]]:
     """The unified diff of what the calls of each turn changed (only turn `turn`, if
     given): from before the turn's first call to after its last, limited to the files
     those calls changed, so edits made by others in between are left out."""
+    snapshots = snapshots_of(settings)
+    if snapshots is None:
+        raise UsageError("no snapshots are kept ([undo] snapshots = false)")
+    if not Path(row.workspace).is_dir():
+        raise UsageError(f"workspace {row.workspace} is not a directory")
     repo = snapshots.repo(Path(row.workspace))
     by_turn: dict[int, list[CallChange]] = {}
     for number, change in changes_by_turn(snapshots, row, messages):

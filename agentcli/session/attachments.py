@@ -1,4 +1,5 @@
-"""`@path` in a chat message: the workspace file's content goes with the message.
+"""What goes with a chat message: the workspace files its `@path` words name, and the output
+of the person's own `!command`s, each fenced as untrusted text.
 
 A word that starts with `@` (at the start of the message or after a space) names a file when
 something is there, read from the workspace as the OS would; then it is read as read_file
@@ -26,6 +27,16 @@ MENTION = re.compile(r"(?<!\S)@(\S+)")
 TRAILING = ".,;:!?)]}'\""
 MAX_BYTES = 100_000  # of one attached file
 TAG = "attached_file"
+MAX_SHELL_OUTPUT = 20_000  # characters of a `!command`'s output kept: the end of it
+SHELL_TAG = "shell_output"
+
+
+def shell_output(command: str, exit_code: int, output: str) -> str:
+    """The fenced block of a `!command`'s output that the next message carries."""
+    if len(output) > MAX_SHELL_OUTPUT:
+        kept = f"[only the last {MAX_SHELL_OUTPUT:,} characters]\n"
+        output = kept + output[-MAX_SHELL_OUTPUT:]
+    return fence(SHELL_TAG, output, command=command, exit_code=exit_code)
 
 
 def exists_as_typed(workspace: Path, path: str) -> bool:

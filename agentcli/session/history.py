@@ -11,8 +11,8 @@ from langchain_core.runnables import RunnableConfig
 
 from agentcli.agent.agent_graph import build_graph
 from agentcli.errors import UsageError
+from agentcli.thread_rows import ThreadRow
 from agentcli.threads.store import Store
-from agentcli.threads.thread_rows import ThreadRow
 
 
 @dataclass

@@ -27,7 +27,7 @@ from agentcli.session.call_digests import ThreadCalls
 from agentcli.session.local import Session
 from agentcli.session.review_expiry import is_expired, parked_since, waited
 from agentcli.session.stream_events import review_in
-from agentcli.threads.thread_rows import ThreadRow, ThreadStatus
+from agentcli.thread_rows import ThreadRow, ThreadStatus
 
 SUBJECT_CHARS = 120  # the args JSON, clipped, when a tool has no main argument
 

@@ -36,8 +36,8 @@ from agentcli.session.run_loop import RunLoop
 from agentcli.session.stream_events import title_of
 from agentcli.session.thread_origin import for_thread, hint_flags, recorded_server
 from agentcli.session.thread_session import ThreadSession
+from agentcli.thread_rows import ThreadRow, ThreadStatus, new_thread_id
 from agentcli.threads.store import Store
-from agentcli.threads.thread_rows import ThreadRow, ThreadStatus, new_thread_id
 
 
 class Session(ThreadSession):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcli.threads.thread_rows import ThreadRow
+from agentcli.thread_rows import ThreadRow
 
 
 @dataclass

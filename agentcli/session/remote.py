@@ -25,10 +25,10 @@ from langchain_core.messages import (
 )
 
 from agentcli.agent.plan import PLAN_FLAG, graph_steps
-from agentcli.agent.review.answers import UNCHANGED, unchanged
+from agentcli.agent.review.answers import unchanged
 from agentcli.agent.review.argument_check import validate_args
 from agentcli.config import Settings
-from agentcli.decisions import Decision
+from agentcli.decisions import UNCHANGED, Decision
 from agentcli.errors import AgentcliError, ThreadNotFound, UsageError
 from agentcli.events import Event, ReviewRequest
 from agentcli.policy.approval_policy import Policy
@@ -40,8 +40,8 @@ from agentcli.session.stream_events import (
     title_of,
 )
 from agentcli.session.thread_session import ThreadSession, run_ended
+from agentcli.thread_rows import ThreadRow, new_thread_id
 from agentcli.threads.on_server import GRAPH_ID, ServerThreads, connect, talking
-from agentcli.threads.thread_rows import ThreadRow, new_thread_id
 
 STREAM_MODES: list[Any] = ["updates", "custom"]  # the answer's tokens come as custom parts
 MASKED = "An internal error occurred"  # what the server says instead of the message

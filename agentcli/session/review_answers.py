@@ -13,12 +13,12 @@ from typing import Any
 from agentcli_tools.context import ToolContext
 from langgraph.types import Command
 
-from agentcli.agent.review.answers import UNCHANGED, checked, unchanged
+from agentcli.agent.review.answers import checked, unchanged
 from agentcli.agent.review.approval_seals import allowed_tools
 from agentcli.agent.review.argument_check import validate_args
 from agentcli.agent.review.precheck import precondition
 from agentcli.audit.records import UNSEALED
-from agentcli.decisions import Decision
+from agentcli.decisions import UNCHANGED, Decision
 from agentcli.errors import AgentcliError, UsageError
 from agentcli.events import Done, Event, ReviewRequest
 from agentcli.session.local_graph import LocalGraph
@@ -26,7 +26,7 @@ from agentcli.session.open_thread import OpenThread
 from agentcli.session.review_expiry import STOP_BEFORE, expiry_decisions, parked_since, waited
 from agentcli.session.run_loop import RunLoop
 from agentcli.session.stream_events import policy_decisions, review_in
-from agentcli.threads.thread_rows import ThreadStatus
+from agentcli.thread_rows import ThreadStatus
 
 
 class ReviewAnswers:

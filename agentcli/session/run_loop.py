@@ -21,8 +21,8 @@ from agentcli.session.open_thread import OpenThread
 from agentcli.session.stream_events import Translator, stop_reason
 from agentcli.session.thread_origin import recorded_server
 from agentcli.session.thread_session import run_ended
+from agentcli.thread_rows import ThreadStatus
 from agentcli.threads.langgraph_internals import Recall
-from agentcli.threads.thread_rows import ThreadStatus
 
 STOP_GRACE_S = 1.0  # after Ctrl-C mid-answer, how long the chat waits for the turn's end
 

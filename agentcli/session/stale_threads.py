@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentcli.errors import ThreadBusy
+from agentcli.thread_rows import ThreadStatus
 from agentcli.threads.store import Store
-from agentcli.threads.thread_rows import ThreadStatus
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from agentcli.agent.model.chat_model import endpoint
 from agentcli.config import Settings, for_model
 from agentcli.errors import ConfigError
-from agentcli.threads.thread_rows import ThreadRow
+from agentcli.thread_rows import ThreadRow
 
 FLAG = "flag"  # load_settings' source of a value given on the command line
 

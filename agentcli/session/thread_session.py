@@ -21,7 +21,7 @@ from agentcli.config import Settings
 from agentcli.decisions import Decision
 from agentcli.errors import RunStopped, UsageError
 from agentcli.events import Done, Event, ReviewRequest, RunStatus
-from agentcli.threads.thread_rows import ThreadIndex, ThreadRow
+from agentcli.thread_rows import ThreadIndex, ThreadRow
 
 
 class ThreadSession(ABC):

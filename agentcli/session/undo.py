@@ -7,14 +7,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.config import Settings
 from agentcli.errors import UsageError
 from agentcli.session import history
 from agentcli.session.agent_changes import changes_by_turn
 from agentcli.session.outside_changes import outside_changes
+from agentcli.thread_rows import ThreadRow, new_thread_id
 from agentcli.threads.store import Store
-from agentcli.threads.thread_rows import ThreadRow, new_thread_id
-from agentcli.undo.call_snapshots import UNDO, CallChange, WorkspaceSnapshots, thread_ref
-from agentcli.undo.rewind import Restoration, plan, restore
+from agentcli.undo.call_snapshots import (
+    UNDO,
+    CallChange,
+    WorkspaceSnapshots,
+    snapshots_of,
+    thread_ref,
+)
+from agentcli.undo.file_modes import ModesPutBack
+from agentcli.undo.rewind import ChangedSince, Restoration, plan, restore
 
 
 @dataclass
@@ -25,6 +33,7 @@ class UndoPlan:
     restoration: Restoration | None  # None: those calls changed no file
     kept: str | None = None  # the last record of the calls before that turn (a fork's)
     outside: list[str] = field(default_factory=list)  # outside_changes.py: not restored
+    snapshots: WorkspaceSnapshots | None = None  # None: the files are left as they are
 
     @property
     def unseen(self) -> list[str]:
@@ -74,15 +83,35 @@ def left_as_they_are(undo: UndoPlan) -> list[str]:
     return [*out, *undo.outside]
 
 
+def changed_since(undo: UndoPlan, force: bool) -> list[str]:
+    """The files to restore that changed outside agentcli since its snapshot: refused
+    (ChangedSince) before anything is asked or done, unless `force` overwrites them."""
+    outside = undo.restoration.outside if undo.restoration is not None else []
+    if outside and not force:
+        raise ChangedSince(outside)
+    return outside
+
+
+def modes_done(done: ModesPutBack) -> list[str]:
+    """What undo did with the files' and folders' modes: a line of those put back, and a
+    line for each it could not put back (or put back without its setuid bit)."""
+    out = [f"mode not put back: {why}" for why in done.refused]
+    if done.put_back:
+        out.insert(0, f"modes put back ({len(done.put_back)}): {_shown(done.put_back)}")
+    return out
+
+
 def _shown(paths: list[str], most: int = 20) -> str:
     more = f" and {len(paths) - most} more" if len(paths) > most else ""
     return ", ".join(paths[:most]) + more
 
 
 def plan_undo(
-    store: Store, snapshots: WorkspaceSnapshots | None, row: ThreadRow, to: int | None
+    store: Store, settings: Settings, row: ThreadRow, to: int | None, files: bool = True
 ) -> UndoPlan:
-    """What undoing back to before user message `to` (default: the last) involves."""
+    """What undoing back to before user message `to` (default: the last) involves; with
+    `files` false, or no snapshots kept ([undo] snapshots), the files stay as they are."""
+    snapshots = snapshots_of(settings) if files else None
     count = len(history.turns(store, row.thread_id))
     if count == 0:
         raise UsageError(f"nothing to undo: thread {row.thread_id} has no message yet")
@@ -101,12 +130,11 @@ def plan_undo(
     kept = [c.commit for t, c in recorded if t < turn]
     changed = [c for c in calls if c.changed and c.tool != UNDO]
     restoration = plan(snapshots, Path(row.workspace), calls) if changed else None
-    return UndoPlan(row, turn, calls, restoration, kept[-1] if kept else None, outside)
+    return UndoPlan(row, turn, calls, restoration, kept[-1] if kept else None, outside, snapshots)
 
 
 def apply_undo(
     store: Store,
-    snapshots: WorkspaceSnapshots | None,
     undo: UndoPlan,
     files: bool = True,
     conversation: bool = True,
@@ -115,6 +143,7 @@ def apply_undo(
 ) -> ThreadRow:
     """Restore the files and/or rewind the conversation; the thread to go on with (a fork
     titled for `why` it was made, history.fork_title)."""
+    snapshots = undo.snapshots
     restoration = undo.restoration if files else None
     if restoration is not None and snapshots is not None:
         restore(snapshots, undo.row.thread_id, Path(undo.row.workspace), restoration, force)
@@ -128,19 +157,24 @@ def apply_undo(
     return fork
 
 
-def fork_thread(
-    store: Store, snapshots: WorkspaceSnapshots | None, row: ThreadRow, at: int | None
-) -> ThreadRow:
+def fork_thread(store: Store, settings: Settings, row: ThreadRow, at: int | None) -> ThreadRow:
     """`threads fork`: a new thread from `row` (before user message `at`, if given) that
     keeps the snapshot records of the calls it holds, so undo works on it too."""
+    snapshots = snapshots_of(settings)
     if at is None or snapshots is None:
         fork = history.fork(store, row, new_thread_id(), at, "fork")
         if snapshots is not None:
             head = snapshots.repo(Path(row.workspace)).ref(thread_ref(row.thread_id))
             snapshots.share(fork.thread_id, Path(row.workspace), head)
         return fork
-    undo = plan_undo(store, snapshots, row, at)
-    return apply_undo(store, snapshots, undo, files=False, why="fork")
+    undo = plan_undo(store, settings, row, at)
+    return apply_undo(store, undo, files=False, why="fork")
+
+
+def forget_snapshots(settings: Settings, row: ThreadRow) -> None:
+    """A deleted thread's snapshot records go with it (the states other threads share stay)."""
+    if (snapshots := snapshots_of(settings)) is not None:
+        snapshots.forget(row.thread_id, Path(row.workspace))
 
 
 def restored_note(undo: UndoPlan, restoration: Restoration) -> str:

@@ -12,7 +12,7 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from agentcli.threads.thread_rows import now
+from agentcli.thread_rows import now
 
 
 class AuditAnchors:

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from agentcli.errors import AgentcliError, ThreadNotFound, UsageError
-from agentcli.threads.thread_rows import ThreadRow, ThreadStatus
+from agentcli.thread_rows import ThreadRow, ThreadStatus
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import SyncLangGraphClient

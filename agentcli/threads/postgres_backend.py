@@ -19,8 +19,8 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 
+from agentcli.config.database_url import mask_url
 from agentcli.errors import AgentcliError, ConfigError
-from agentcli.threads.database_url import mask_url
 from agentcli.threads.locks import Holder
 from agentcli.threads.store import Store
 

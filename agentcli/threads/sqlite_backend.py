@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentcli.errors import AgentcliError, UsageError
+from agentcli.thread_rows import now
 from agentcli.threads.locks import Holder, running, start_time
 from agentcli.threads.store import Store
-from agentcli.threads.thread_rows import now
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.sqlite import SqliteSaver

@@ -6,7 +6,7 @@ thread_lookup.py, thread_fork.py and schema.py, with `?` placeholders; a backend
 supplies what differs (connections, transactions, the checkpointer's tables, the per-thread
 lock of locks.py).
 
-The index (one row per thread, thread_rows.py) lets `threads list` and id lookups run without
+The index (one row per thread, ../thread_rows.py) lets `threads list` and id lookups run without
 deserialising any checkpoint. Its schema changes only through named, append-only
 migrations (schema.py).
 """
@@ -20,13 +20,13 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentcli.errors import AgentcliError, ConfigError
+from agentcli.thread_rows import ThreadRow, ThreadStatus, now, storable
 from agentcli.threads.audit_anchors import AuditAnchors
 from agentcli.threads.call_journal import JournalTables
 from agentcli.threads.locks import ThreadLocks
 from agentcli.threads.schema import MIGRATIONS
 from agentcli.threads.thread_fork import ThreadCopies
 from agentcli.threads.thread_lookup import ThreadLookup
-from agentcli.threads.thread_rows import ThreadRow, ThreadStatus, now, storable
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentcli.threads.thread_rows import ThreadRow, ThreadStatus
+from agentcli.thread_rows import ThreadRow, ThreadStatus
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from agentcli.errors import ThreadNotFound
+from agentcli.thread_rows import ThreadRow
 from agentcli.threads.schema import escape_like
-from agentcli.threads.thread_rows import ThreadRow
 
 
 class ThreadLookup:

@@ -42,9 +42,9 @@ def ask_scope(
 ) -> tuple[Decision, str | None] | None:
     """The approve-always decision and its match (None: the whole tool, for a tool whose
     calls have nothing to scope), or None to go back to the choice."""
-    from agentcli.policy.call_scope import proposed_match
+    from agentcli.session.always_rules import proposal
 
-    match = proposed_match(name, args, workspace) if isinstance(args, dict) else None
+    match = proposal(name, args, workspace)
     if match is None:
         return Decide.approve(always=True), None
     while True:
@@ -74,11 +74,9 @@ def _show(
     workspace: Path | None,
     scope: AlwaysScope,
 ) -> None:
-    from agentcli.policy.allow_all import allows_everything
-    from agentcli.policy.call_scope import fits
+    from agentcli.session.always_rules import allows, earlier_hits, too_wide
 
-    earlier = [r for r in scope.audit if r.get("tool") == name and isinstance(r.get("args"), dict)]
-    hits = sum(fits(name, match, name, r["args"], workspace) for r in earlier)
+    hits, earlier = earlier_hits(name, match, scope.audit, workspace)
     console.print(
         styled(
             ("rule: ", "bold"),
@@ -86,12 +84,12 @@ def _show(
             ' decision = "allow"',
         )
     )
-    console.print(styled((matched_earlier(hits, len(earlier), name), "dim")))
-    if not fits(name, match, name, args, workspace):
+    console.print(styled((matched_earlier(hits, earlier, name), "dim")))
+    if not allows(name, match, name, args, workspace):
         console.print(
             Text("it does not match this call (which is approved this once)", style="yellow")
         )
-    if why := allows_everything(name, match, "allow"):  # before `t` or `w` keeps it
+    if why := too_wide(name, match):  # before `t` or `w` keeps it
         console.print(styled(("warning: ", "bold red"), (why, "red")))
 
 
@@ -114,12 +112,11 @@ def _write(console: Console, path: Path, name: str, match: str, args: Mapping[st
     """Append the rule to the config file; False (and why) if it cannot be."""
     from agentcli.config.rule_file import append_rule, rule_table
     from agentcli.errors import AgentcliError
-    from agentcli.policy.rule_examples import example_problems
+    from agentcli.session.always_rules import passes_as_example
 
     example = _subject(name, args)
     examples: tuple[str, ...] = ()
-    rule = {"tool": name, "match": match, "decision": "allow", "should_match": [example]}
-    if example is not None and not example_problems(rule):
+    if example is not None and passes_as_example(name, match, example):
         examples = (example,)  # the call it was made for, as the rule's own test
     try:
         append_rule(path, rule_table(name, match, examples=examples))

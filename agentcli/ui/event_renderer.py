@@ -13,8 +13,9 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
-from agentcli.agent.plan import PLAN, PLAN_RESULTS
 from agentcli.events import (
+    PLAN,
+    PLAN_RESULTS,
     AnswerCutOff,
     AssistantMessage,
     CallProgress,

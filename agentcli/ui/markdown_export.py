@@ -23,13 +23,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from agentcli.session.transcript import decision_text, entries, speaker
 from agentcli.terminal_text import dumps, line, visible
-from agentcli.threads.transcript import decision_text, entries, speaker
 
 if TYPE_CHECKING:
     from markdown_it.tree import SyntaxTreeNode
 
-    from agentcli.threads.thread_rows import ThreadRow
+    from agentcli.thread_rows import ThreadRow
 
 
 def to_markdown(row: ThreadRow, values: dict[str, Any]) -> str:

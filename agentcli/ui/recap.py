@@ -25,7 +25,7 @@ def recap(
     entries: list[dict[str, Any]], thread_id: str, markdown: bool = False
 ) -> list[RenderableType]:
     """What to print for the last EXCHANGES exchanges of `entries`
-    (agentcli.threads.transcript.entries); none for a thread with no messages. `markdown`:
+    (agentcli.session.transcript.entries); none for a thread with no messages. `markdown`:
     the model's answers rendered as the chat renders them (at a colour terminal)."""
     if not entries:
         return []

@@ -17,8 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from agentcli.agent.review.answers import UNCHANGED
-from agentcli.decisions import Decide, Decision
+from agentcli.decisions import UNCHANGED, Decide, Decision
 from agentcli.events import ReviewRequest
 from agentcli.terminal_text import dumps, dumps_shown
 from agentcli.ui.always_rule import AlwaysScope, ask_scope
@@ -60,7 +59,7 @@ def ask_decisions(
     (a remote session: the files are on the server) they show their arguments. `A` offers a
     rule scoped to the call (always_rule.py), counted against `scope.audit`.
     """
-    from agentcli.policy.call_scope import fits
+    from agentcli.session.always_rules import allows
 
     decisions: list[Decision] = []
     always: list[tuple[str, str | None]] = []  # (tool, match or None: the whole tool)
@@ -68,7 +67,7 @@ def ask_decisions(
     total = len(review.action_requests)
     for index, request in enumerate(review.action_requests, 1):
         name, args = request["name"], request["args"]
-        if any(fits(tool, match, name, args, workspace) for tool, match in always):
+        if any(allows(tool, match, name, args, workspace) for tool, match in always):
             console.print(styled(("approved ", "green"), (name, "green"), (ALWAYS, "green")))
             decisions.append(Decide.approve())
             continue

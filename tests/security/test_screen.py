@@ -310,7 +310,7 @@ FENCE_BREAKERS = ["```\n# Injected heading\n```", "````\nx", "`", "a ``` b ```` 
 def test_untrusted_text_cannot_leave_its_markdown_fence(result: str) -> None:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-    from agentcli.threads.thread_rows import ThreadRow
+    from agentcli.thread_rows import ThreadRow
     from agentcli.ui.markdown_export import to_markdown
 
     call = {"id": "c1", "name": "read_file", "args": {"path": result}}
@@ -514,7 +514,7 @@ PAYLOADS_MD = [
 def hostile_thread(texts: list[str]) -> tuple[object, dict, list[tuple[dict, str]]]:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-    from agentcli.threads.thread_rows import ThreadRow
+    from agentcli.thread_rows import ThreadRow
 
     messages: list = []
     calls: list[tuple[dict, str]] = []

@@ -4,11 +4,9 @@ as a graph (LLMCompiler): the `plan` tool (plan_tool.py), plans read and checked
 (plan_review.py), what its decisions make of it (plan_decisions.py), and its run and join
 (plan_run.py, plan_task.py, run by ../executor.py; where results may go: result_targets.py).
 
-The names here are the contract's, kept light (no LangChain) for the terminal's renderer."""
+The tool's name and how its result begins are shared with the front ends (agentcli/events.py)."""
 
-PLAN = "plan"  # the tool's name (DESIGN.md)
 PLAN_FLAG = "plan"  # a user message's additional_kwargs key: this turn plans
-PLAN_RESULTS = "Plan results"  # how the plan call's one result begins (plan_run.outcome_text)
 MAX_TASKS = 50  # tasks in one plan
 
 

@@ -17,10 +17,11 @@ from typing import Any
 from langchain_core.messages import ToolCall
 from langchain_core.tools import BaseTool
 
-from agentcli.agent.plan import MAX_TASKS, PLAN
+from agentcli.agent.plan import MAX_TASKS
 from agentcli.agent.plan.result_targets import placement
 from agentcli.agent.plan.substitution import references
 from agentcli.agent.review.argument_check import validate_args
+from agentcli.events import PLAN
 
 
 @dataclass(frozen=True)

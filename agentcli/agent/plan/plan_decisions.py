@@ -12,13 +12,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command, Overwrite
 
-from agentcli.agent.plan import PLAN
 from agentcli.agent.plan.plan_check import Plan, Task
 from agentcli.agent.plan.plan_run import APPROVED, DROPPED, run_of, seal_plan
 from agentcli.agent.review.approval_seals import allowed_tools, seal_tool
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import UNCONFINED
 from agentcli.audit.records import PEOPLE, audit_record, decider, refusal_kind
+from agentcli.events import PLAN
 from agentcli.policy.thread_rules import scoped_entry
 
 FEEDBACK = "The person sent the plan back; nothing ran. Their feedback:"

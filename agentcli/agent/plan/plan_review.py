@@ -24,7 +24,6 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from agentcli.agent.model.storable_calls import UNKEPT
-from agentcli.agent.plan import PLAN
 from agentcli.agent.plan.plan_check import Plan, read_plan
 from agentcli.agent.plan.plan_decisions import decided_plan, denied_reasons
 from agentcli.agent.plan.plan_run import pending_plan_call
@@ -44,6 +43,7 @@ from agentcli.agent.review.pending_calls import vet
 from agentcli.agent.review.precheck import precondition
 from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.toolset.sandboxing import unconfined_rule, would_confine
+from agentcli.events import PLAN
 from agentcli.threads.store_key import key_of
 from agentcli.undo.around_calls import review_note
 

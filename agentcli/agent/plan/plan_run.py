@@ -29,7 +29,6 @@ from langchain_core.messages import AIMessage, RemoveMessage, ToolCall, ToolMess
 from langgraph.types import Overwrite
 
 from agentcli.agent.executor import Job, dispatch
-from agentcli.agent.plan import PLAN, PLAN_RESULTS
 from agentcli.agent.plan.plan_task import (
     DONE,
     FAILED,
@@ -39,6 +38,7 @@ from agentcli.agent.plan.plan_task import (
     value,
 )
 from agentcli.audit.records import audit_record
+from agentcli.events import PLAN, PLAN_RESULTS
 from agentcli.threads.store_key import ApprovalKey
 
 APPROVED, RUNNING, DROPPED = "approved", "running", "dropped"

@@ -13,7 +13,8 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from agentcli.agent.plan import PLAN, PLAN_FLAG
+from agentcli.agent.plan import PLAN_FLAG
+from agentcli.events import PLAN
 
 INSTRUCTIONS = """Plan mode: do not call tools one by one. Call the `plan` tool once with every
 step the request needs: tasks with an id (1, 2, ...), the tool, its arguments, and `deps`, the

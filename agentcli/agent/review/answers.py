@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from agentcli.agent.review.argument_check import validate_args
 from agentcli.agent.review.precheck import precondition
 from agentcli.agent.toolset.sandboxing import UNCONFINED
-from agentcli.decisions import DECISIONS
+from agentcli.decisions import DECISIONS, UNCHANGED
 from agentcli.policy.thread_rules import MAX_MATCH
 
 
@@ -77,9 +77,6 @@ def _scoped_ok(decision: Mapping[str, Any], kind: str) -> bool:
         and isinstance(match, str)
         and 0 < len(match) <= MAX_MATCH
     )
-
-
-UNCHANGED = "the edit changes nothing; approve the call instead"
 
 
 def unchanged(tool: BaseTool | None, original: Any, edited: Any) -> bool:

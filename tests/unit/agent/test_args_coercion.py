@@ -15,7 +15,8 @@ import pytest
 from langchain_core.tools import StructuredTool
 from rich.console import Console
 
-from agentcli.agent.review.answers import UNCHANGED, checked, unchanged
+from agentcli.agent.review.answers import checked, unchanged
+from agentcli.decisions import UNCHANGED
 from agentcli.errors import UsageError
 from agentcli.events import ReviewRequest
 from agentcli.ui.review_prompt import ask_decisions

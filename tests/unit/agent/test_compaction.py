@@ -204,7 +204,7 @@ def test_a_thread_past_the_threshold_is_compacted_before_it_is_sent(make) -> Non
 
 
 def test_the_transcript_keeps_every_message_and_marks_the_summary() -> None:
-    from agentcli.threads.transcript import entries, speaker
+    from agentcli.session.transcript import entries, speaker
 
     messages = [HumanMessage("one"), say("two"), HumanMessage("three"), say("four")]
     compaction = {"upto": 2, "summary": "one, two", "reason": "threshold", "at": "now"}

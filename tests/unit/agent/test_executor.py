@@ -200,7 +200,7 @@ def test_independent_plan_tasks_that_change_files_run_side_by_side_and_undo_as_o
     [record] = snapshots.changes(s.thread_id, tmp_path)
     plan_id = both.tool_calls[0]["id"]
     assert record.calls == [f"{plan_id}.1", f"{plan_id}.2"]
-    undo = plan_undo(s.store, snapshots, s.store.resolve(s.thread_id), None)
+    undo = plan_undo(s.store, s.settings, s.store.resolve(s.thread_id), None)
     assert undo.restoration is not None and sorted(undo.restoration.paths) == ["a.txt", "b.txt"]
     [said] = restored_together(undo)
     assert f"{plan_id}.1, {plan_id}.2" in said

@@ -124,3 +124,11 @@ def test_a_link_made_after_the_mode_decided_is_the_tools_to_refuse(workspace: Pa
 def test_an_unknown_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown approval mode 'yolo'"):
         Policy.build(mode="yolo")
+
+
+def test_the_mode_flag_and_slash_mode_offer_exactly_the_modes_the_policy_knows() -> None:
+    from agentcli.cli.common_options import MODE_SUMMARIES, ApprovalMode
+    from agentcli.policy.approval_modes import MODES
+
+    assert [mode.value for mode in ApprovalMode] == list(MODES)
+    assert list(MODE_SUMMARIES) == list(ApprovalMode)

@@ -10,7 +10,7 @@ import pytest
 from agentcli.config import load_settings
 from agentcli.errors import ConfigError
 from agentcli.session.thread_origin import for_thread, hint_flags, recordable
-from agentcli.threads.thread_rows import ThreadRow, ThreadStatus
+from agentcli.thread_rows import ThreadRow, ThreadStatus
 
 MINE = "http://127.0.0.1:11434/v1"
 THEIRS = "http://127.0.0.1:8080/v1"

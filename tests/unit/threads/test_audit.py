@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, messages_from_dict
 
 from agentcli.policy.approval_policy import Policy
 from agentcli.session import history
-from agentcli.threads.transcript import decision_text, entries, to_json
+from agentcli.session.transcript import decision_text, entries, to_json
 from agentcli.ui.markdown_export import to_markdown
 from tests.helpers.fakes import call, say
 

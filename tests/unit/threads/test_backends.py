@@ -10,13 +10,13 @@ import sys
 import pytest
 
 from agentcli.config import Settings
+from agentcli.config.database_url import mask_url
 from agentcli.errors import AgentcliError, ConfigError, ExitCode, ThreadBusy, exit_code_for
 from agentcli.policy.approval_policy import Policy
 from agentcli.session import history
+from agentcli.thread_rows import now
 from agentcli.threads.backends import open_store
-from agentcli.threads.database_url import mask_url
 from agentcli.threads.sqlite_backend import SqliteStore
-from agentcli.threads.thread_rows import now
 from tests.helpers.fakes import call, say
 from tests.helpers.state_schemas import use_snapshot_every
 

@@ -11,8 +11,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.messages import messages_to_dict as _to_dicts
 
 from agentcli.terminal_text import dumps
+from agentcli.thread_rows import ThreadRow
 from agentcli.threads.stopped_answer import was_stopped
-from agentcli.threads.thread_rows import ThreadRow
 
 
 def entries(values: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""A thread row's status (threads/thread_rows.py) is a ThreadStatus however the row was read:
+"""A thread row's status (agentcli/thread_rows.py) is a ThreadStatus however the row was read:
 from SQLite, PostgreSQL or a LangGraph server; a status agentcli does not know is an error."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from agentcli.config import Settings
+from agentcli.thread_rows import ThreadStatus
 from agentcli.threads.backends import open_store
 from agentcli.threads.on_server import _row
-from agentcli.threads.thread_rows import ThreadStatus
 
 
 @pytest.mark.backends
