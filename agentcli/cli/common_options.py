@@ -17,7 +17,7 @@ from agentcli.config import Settings
 from agentcli.errors import UsageError
 
 if TYPE_CHECKING:
-    from agentcli.session.setup import Store
+    from agentcli.session.stores import Store
 
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model name.")]
 BaseUrlOpt = Annotated[
@@ -221,7 +221,7 @@ class Common:
         return self.workspace
 
     def store(self, settings: Settings) -> Store:
-        from agentcli.session.setup import open_store
+        from agentcli.session.stores import open_store
 
         return open_store(settings)
 

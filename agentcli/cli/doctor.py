@@ -233,7 +233,7 @@ def _agents_md_check(workspace: Path) -> Check:
 
 def _database_check(settings: Settings) -> Check:
     """Open the store (as every command does), then write a row and roll it back."""
-    from agentcli.session.setup import open_store
+    from agentcli.session.stores import open_store
 
     try:
         store = open_store(settings)

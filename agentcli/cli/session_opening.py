@@ -11,7 +11,7 @@ from agentcli.errors import ConfigError, UsageError
 if TYPE_CHECKING:
     from agentcli.events import ReviewRequest
     from agentcli.session.remote import RemoteSession
-    from agentcli.session.setup import Store
+    from agentcli.session.stores import Store
     from agentcli.session.thread_session import ThreadSession
 
 

@@ -14,7 +14,7 @@ from agentcli.cli.session_opening import one_of
 from agentcli.config import Settings
 
 if TYPE_CHECKING:
-    from agentcli.session.setup import Store
+    from agentcli.session.stores import Store
     from agentcli.thread_rows import ThreadRow
 
 

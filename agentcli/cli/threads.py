@@ -15,7 +15,7 @@ from agentcli.terminal_text import dumps, line
 from agentcli.ui import make_console
 
 if TYPE_CHECKING:
-    from agentcli.session.setup import Store
+    from agentcli.session.stores import Store
     from agentcli.thread_rows import ThreadRow
 
 app = typer.Typer(help="List and manage threads.", no_args_is_help=True, rich_markup_mode=None)

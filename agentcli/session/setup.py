@@ -1,7 +1,7 @@
-"""What a command needs before it drives a session: its settings, checked against the tool
-names they use; the thread store they name; the policy of the config's rules with the
-command's flags on top, in the settings' approval mode. Each loads what it needs when
-called: a command's start (its prompt, its errors) pays for none of it."""
+"""What a command needs before it drives a session (besides its store: stores.py): its
+settings, checked against the tool names they use, and the policy of the config's rules
+with the command's flags on top, in the settings' approval mode. Each loads what it needs
+when called: a command's start (its prompt, its errors) pays for none of it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from agentcli.config import Settings, load_settings
 
 if TYPE_CHECKING:
     from agentcli.policy.approval_policy import Policy
-    from agentcli.threads.store import Store
 
 
 def checked_settings(config: Path | None, overrides: dict[str, Any]) -> Settings:
@@ -45,13 +44,6 @@ def flag_problems(
     from agentcli.agent.toolset.tool_names import flag_problems as problems
 
     return problems(tools, approve, deny, unchecked)
-
-
-def open_store(settings: Settings) -> Store:
-    """The thread store the settings name: a SQLite file, or a PostgreSQL database."""
-    from agentcli.threads.backends import open_store as opened
-
-    return opened(settings)
 
 
 def make_policy(
