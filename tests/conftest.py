@@ -8,6 +8,7 @@ those runs skip, except in CI (CI=true), where they fail.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +25,15 @@ BACKENDS = ("sqlite", "postgres")
 # it (tests/e2e/test_sandbox.py checks a workspace in /tmp on purpose)
 if os.path.isdir("/var/tmp") and os.access("/var/tmp", os.W_OK):
     os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", "/var/tmp")
+
+# every agentcli the tests start, and the test workers, keep compiled bytecode in one cache of
+# the checkout's (ignored by git): with PYTHONDONTWRITEBYTECODE set, as CI machines often
+# have it, each of the suite's thousands of starts would compile agentcli's modules again
+# (a quarter of a start's CPU)
+_BYTECODE = Path(__file__).resolve().parent.parent / ".pyc-cache"
+os.environ["PYTHONPYCACHEPREFIX"] = str(_BYTECODE)
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.pycache_prefix, sys.dont_write_bytecode = str(_BYTECODE), False
 
 # properties are judged on what they find, not on how long an example takes: on a loaded
 # 2-core machine (CI runs two workers a core) hypothesis's 200 ms deadline fails at random

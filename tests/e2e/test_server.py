@@ -23,7 +23,7 @@ from tests.helpers.environment import isolated_env
 from tests.helpers.langgraph_dev import DevServer, free_port, serve
 from tests.helpers.scripted_server import ScriptedServer, error, hang, text, tool_calls
 from tests.helpers.terminal import CHOICE, PROMPT, leave
-from tests.helpers.waiting import until
+from tests.helpers.waiting import NeverHappened, until
 
 
 @pytest.fixture(scope="module")
@@ -360,24 +360,29 @@ def test_a_review_skipped_on_the_server_is_dismissed_and_the_model_told(dev: Dev
 WAIT_FOR_GO = "for i in $(seq 600); do [ -f go ] && break; sleep 0.1; done"
 
 
-def _settled(url: str, thread_id: str) -> str:
-    """The thread's status once no run is on it (the restart retries the run it cut off)."""
+def _settled(url: str, thread_id: str, status: str) -> str:
+    """Wait until the thread has `status`: the restart retries the run it cut off, and the
+    runtime may show the thread `error` for a moment on its way there."""
     client = get_sync_client(url=url, api_key=None)
+    seen: list[str] = []
 
-    def status() -> str | None:
-        now = client.threads.get(thread_id)["status"]
-        return None if now == "busy" else str(now)
+    def reached() -> str | None:
+        seen.append(now := str(client.threads.get(thread_id)["status"]))
+        return now if now == status else None
 
-    return until(status, what="the retried run ended")
+    try:
+        return until(reached, what=f"thread {status}")
+    except NeverHappened as never:
+        raise NeverHappened(f"{never} (seen: {', '.join(dict.fromkeys(seen))})") from None
 
 
 def test_a_call_cut_off_by_a_server_crash_is_asked_about_at_once_and_can_be_marked_done(
     tmp_path: Path,
 ) -> None:
-    """SIGKILL langgraph dev while one approved shell call runs and a second waits for the
-    workspace (calls that may change files run one at a time, for undo), restart it on its
-    data: the cut-off call is asked about (rerun), the waiting one, which never started,
-    runs once without a question, nothing runs twice, and `done` settles the first."""
+    """SIGKILL langgraph dev while one approved shell call runs and a second waits for it (a
+    call that may change files runs after every call before it), restart it on its data: the
+    cut-off call is asked about (rerun), the waiting one, which never started, runs once
+    without a question, nothing runs twice, and `done` settles the first."""
     base, local = tmp_path / "server", tmp_path / "client"
     base.mkdir()
     local.mkdir()
@@ -398,7 +403,7 @@ def test_a_call_cut_off_by_a_server_crash_is_asked_about_at_once_and_can_be_mark
                 what="a call started",
                 process=child,
             )
-            # the other call waits for the workspace, or is not taken up yet: either way it
+            # the other call waits for the first, or is not taken up yet: either way it
             # has not started (were both running, both would be asked about below)
             started = {"a.log": "call_1", "b.log": "call_2"}
             [cut_off] = [call for log, call in started.items() if (ws / log).exists()]
@@ -410,7 +415,7 @@ def test_a_call_cut_off_by_a_server_crash_is_asked_about_at_once_and_can_be_mark
         with serve(base, model) as dev:
             [row] = json.loads(cli.run("threads", "list", "--server", dev.url, "--json").stdout)
             thread = row["thread_id"]
-            assert _settled(dev.url, thread) == "interrupted"
+            _settled(dev.url, thread, "interrupted")
             [row] = json.loads(cli.run("threads", "list", "--server", dev.url, "--json").stdout)
             assert row["status"] == "awaiting_approval"
             listed = cli.run("review", thread, "--json", "--server", dev.url)
