@@ -1,22 +1,21 @@
 """Stored threads as a person or a program reads them (`threads list`, `show`, `export`):
 the index's rows and a thread's transcript, with what the settings' redactor knows (a key
-the person typed, one an older thread kept) taken out, and the files each call changed."""
+the person typed, one an older thread kept) taken out, and the files each call changed.
+Listing reads the index alone: LangChain and the checkpoints load only for a transcript."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.agent.outbound import settings_redactor
 from agentcli.config import Settings
-from agentcli.session import history
-from agentcli.session.agent_changes import mark_changed_files
-from agentcli.session.stale_threads import settle_stale
-from agentcli.session.transcript import entries
 from agentcli.thread_rows import ThreadRow, ThreadStatus
-from agentcli.threads.on_server import ServerThreads, connect
 from agentcli.threads.store import Store
+
+if TYPE_CHECKING:
+    from agentcli.threads.on_server import ServerThreads
 
 
 def listed(
@@ -30,6 +29,8 @@ def listed(
     """The index's rows, newest first; on a store, a run that died is settled first (its
     thread is not `running` forever)."""
     if isinstance(index, Store) and index.recent(1, status=ThreadStatus.RUNNING):
+        from agentcli.session.stale_threads import settle_stale  # a run that died: what it left
+
         settle_stale(index)
     rows = index.recent(limit, status=status, search=search, workspace=workspace)
     redact = settings_redactor(settings)  # titles of threads older than their redaction
@@ -38,6 +39,8 @@ def listed(
 
 def server_index(url: str) -> ServerThreads:
     """The thread index of the LangGraph server at `url` (`threads list --server`)."""
+    from agentcli.threads.on_server import ServerThreads, connect
+
     return ServerThreads(connect(url), url)
 
 
@@ -46,6 +49,10 @@ def shown(
 ) -> tuple[ThreadRow, list[dict[str, Any]]]:
     """A thread's row and transcript entries (session/transcript.py), each call with the
     files it changed."""
+    from agentcli.session import history
+    from agentcli.session.agent_changes import mark_changed_files
+    from agentcli.session.transcript import entries
+
     row = store.resolve(thread_id)
     values = history.values(store, row.thread_id)
     turns = entries(values)
@@ -63,5 +70,7 @@ def exported(
     """A thread written out in `form` (session/transcript.to_json, the Markdown export):
     JSON is exact data (controls escaped), Markdown shows them as marks; either way, what
     the redactor knows does not leave."""
+    from agentcli.session import history
+
     row = store.resolve(thread_id)
     return settings_redactor(settings)(form(row, history.values(store, row.thread_id)))
