@@ -11,7 +11,6 @@ import re
 import threading
 
 import pyte
-import pytest
 
 from agentcli.terminal_text import visible
 from tests.e2e.conftest import Agent
@@ -138,20 +137,17 @@ def assert_synchronized(written: str) -> None:
     assert not inside and ups > 0 and brackets > 0
 
 
-@pytest.mark.xfail(
-    reason="one row of the live part is left on the screen after a resize (issue 27:"
-    " rows printed after it are no longer repeated; the live part's redraw is off by one)",
-    strict=False,
-)
 def test_a_resize_mid_block_prints_no_line_twice(agent: Agent) -> None:
     # 100 characters an item: a row at 120 columns, two at 80
     words = ("the list is one open block while it streams " * 2).strip()
     items = "".join(f"- item {i:02d}: {words}\n" for i in range(40))
     answer = "A list:\n\n" + items + "\nDone.\n"
     go = threading.Event()
-    # the stream stops at the end of item 29's text (before its newline): the render that
-    # shows that text whole is the chat's last write until it goes on, so the terminal is
-    # resized between two writes, not while one is on its way
+    # the stream stops at the end of item 29's text (before its newline). The emulator is
+    # resized once it has read that text: what the same write holds after it reaches the
+    # emulator at the new width, as when a terminal is resized while a write's end is on
+    # its way. A live row padded with blanks to the old width then wrapped there, and the
+    # next redraw went back up one row too few (item 22 was left on the screen twice).
     agent.server.push(text(answer, pause=(go, answer.index("- item 30") - 1)))
     chat = Screen(agent, "chat", "list them", rows=150)  # the whole answer stays on it
     try:
