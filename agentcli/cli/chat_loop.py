@@ -224,11 +224,14 @@ class Chat:
         review = self.session.pending()
         self.waiting = None
         if review is None:
+            self.starting.waiting.set()
             return True
         try:
             answer = self.answer(review)
         except EOFError:
             return False
+        finally:
+            self.starting.waiting.set()
         if answer is None:
             self.left(review)
             return True
@@ -288,7 +291,12 @@ class Chat:
                     decisions = ask_plan_decisions(self.console, review, s.check_edit, s.workspace)
                 else:
                     decisions = ask_decisions(
-                        self.console, review, s.check_edit, s.workspace, scope
+                        self.console,
+                        review,
+                        s.check_edit,
+                        s.workspace,
+                        scope,
+                        drawn=self.starting.waiting.set,  # the model client may load now
                     )
             self.alarms.told()
             if decisions is None:
