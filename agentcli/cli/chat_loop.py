@@ -221,16 +221,15 @@ class Chat:
         """Show a review the thread was left at (q at it: back to the prompt, the calls
         waiting); False if the person left the chat at it (Ctrl-D)."""
         self.reviewed = True
-        review = self.session.pending()
-        self.waiting = None
-        if review is None:
-            self.starting.waiting.set()
-            return True
         try:
-            answer = self.answer(review)
+            review = self.session.pending()
+            self.waiting = None
+            if review is None:
+                return True
+            answer = self.answer(review)  # sets `waiting` once its panel is drawn
         except EOFError:
             return False
-        finally:
+        finally:  # however it ended: start-up goes on (the model client, gc_tuning.ready)
             self.starting.waiting.set()
         if answer is None:
             self.left(review)
@@ -287,6 +286,8 @@ class Chat:
             with self.alarms.start(s, review):
                 if review.plan is not None:
                     from agentcli.ui.plan_screen import ask_plan_decisions
+
+                    self.starting.waiting.set()  # the model loads while the plan is read
 
                     decisions = ask_plan_decisions(self.console, review, s.check_edit, s.workspace)
                 else:
