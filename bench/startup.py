@@ -223,7 +223,7 @@ def terminal(rounds: int, warmup: bool, home: Path, server: ScriptedServer, thre
             "resume: CPU used by the time the panel shows",
             median(panel_cpu),
             min(panel_cpu),
-            median(panel_cpu) / base,
+            "",  # CPU time: not comparable with --help's wall time
             "",
             "",
         ],
