@@ -6,7 +6,8 @@ alone, the prompt comes up, and the session (the libraries, the tools, the compi
 is made in a daemon thread while the person types. The first message waits for it only as
 long as it must. As soon as the graph is compiled the thread can be read (a resumed
 thread's recap and pending review show); the model client (the OpenAI SDK, the slowest
-import) is made next, in the same thread, while the person reads. bench/startup.py
+import) is made next, in the same thread, once the chat waits for the person (its prompt,
+or a pending review's first panel, is drawn), while the person reads. bench/startup.py
 measures these moments.
 """
 
