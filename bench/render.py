@@ -12,11 +12,13 @@ it; "end s" the part after the last piece, the wait before the answer is all on 
 - lines: 5,400 short lines, one paragraph per line;
 - list: 5,400 short list items (one open block: the live part shows its last lines).
 
-Medians of --rounds rounds. The live view measured is the one importable from the
-interpreter's path: run the script with another checkout first on PYTHONPATH to measure
-that one (bench/README.md has the figures before and after).
+Medians of --rounds rounds. The live view measured is this checkout's, or with --tree DIR
+that of the checkout in DIR (its agentcli/ package, with this interpreter's libraries): the
+same script measures both sides of a change (bench/README.md has the figures before and
+after).
 
     .venv/bin/python bench/render.py                   # 3 rounds
+    .venv/bin/python bench/render.py --tree ../before  # another checkout's live view
     .venv/bin/python bench/render.py --quick           # a tenth of the sizes, one round
 
 Each case's row goes to stderr as it is done; the table of them all to stdout at the end.
@@ -29,13 +31,12 @@ import io
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 
 from _common import machine, median, table, verdict
 from rich.console import Console
 from rich.live import Live
-
-from agentcli.ui import live_answer as live
-from agentcli.ui.live_answer import LiveView
 
 
 def fence(n: int) -> str:
@@ -73,7 +74,22 @@ class Clock:
         return time.monotonic() + self.ahead
 
 
-def feed(answer: str, piece: int, interval: float, timeout: float) -> tuple[float, float] | None:
+def live_view(tree: str | None) -> ModuleType:
+    """agentcli/ui/live_answer.py of this checkout, or of the one in `tree` (_common put
+    this checkout first on the path, ahead of PYTHONPATH: --tree goes before it)."""
+    if tree is not None:
+        sys.path.insert(0, str(Path(tree).resolve()))
+    from agentcli.ui import live_answer
+
+    where = Path(live_answer.__file__).resolve()
+    if tree is not None and not where.is_relative_to(Path(tree).resolve()):
+        raise SystemExit(f"--tree {tree}: imported {where} instead")
+    return live_answer
+
+
+def feed(
+    live: ModuleType, answer: str, piece: int, interval: float, timeout: float
+) -> tuple[float, float] | None:
     """Seconds the screen took for `answer` fed in pieces, `interval` apart, and of them
     the seconds after the last piece; None when it took over `timeout`."""
     out = io.StringIO()
@@ -84,10 +100,10 @@ def feed(answer: str, piece: int, interval: float, timeout: float) -> tuple[floa
         start = time.perf_counter()
         try:  # the view's own Live, without its clock's thread: the renders the stream
             # asks for are timed
-            view = LiveView(console, tick=False)
+            view = live.LiveView(console, tick=False)
             view.begin("thinking")
         except TypeError:  # a view from before issue 27: a Live without auto-refresh
-            view = LiveView(console)
+            view = live.LiveView(console)
             view.live = Live(console=console, auto_refresh=False, transient=True)
             view.live.start()
         for at in range(0, len(answer), piece):
@@ -122,7 +138,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=200.0, help="chunks a second the model sends")
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--tree", help="measure the live view of the checkout in this folder")
     args = parser.parse_args()
+    live = live_view(args.tree)
     rounds = 1 if args.quick else args.rounds
     rows = []
     header = ["case", "chars", "chunks", "s", "end s", "x prev", "goal"]
@@ -131,7 +149,7 @@ def main() -> None:
         answer = make(size // 10 if args.quick else size)
         times: list[tuple[float, float]] = []
         for _ in range(rounds):
-            result = feed(answer, args.piece, 1 / args.rate, args.timeout)
+            result = feed(live, answer, args.piece, 1 / args.rate, args.timeout)
             if result is None:
                 break  # ran out of time once: it will again
             times.append(result)
@@ -149,7 +167,8 @@ def main() -> None:
     print()
     print(
         f"{machine()}; pieces of {args.piece} characters, {args.rate:.0f} a second"
-        f" (the stream lasts chunks / {args.rate:.0f} s); medians of {rounds} rounds"
+        f" (the stream lasts chunks / {args.rate:.0f} s); medians of {rounds} rounds;"
+        f" live view: {Path(live.__file__).resolve()}"
     )
     print(table(header, rows))
 

@@ -12,8 +12,8 @@ its exit (the same clock as the rest of this table: the base of its ratios); `ag
 until the prompt `you>` shows (goal: at most 3x `--help`; the session loads in the
 background), and until the answer shows when a message is typed as soon as the prompt is
 there; `agentcli resume ID` on a thread parked at a review, until the review's choice line
-shows (goal: at most 1 s on an idle machine); and the wall time of `agentcli run` with the
-same message and answer.
+shows (goal: at most 1 s on an idle machine), and the CPU time it had used by then; and
+the wall time of `agentcli run` with the same message and answer.
 
     .venv/bin/python bench/startup.py            # 20 rounds of the commands, 15 chats
     .venv/bin/python bench/startup.py --quick    # one round, no warm-up: keeps the script working
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -134,18 +135,29 @@ def chat_once(env: dict[str, str], cwd: Path) -> tuple[float, float]:
     return (ready - start) * 1000, (answered - start) * 1000
 
 
-def panel_once(env: dict[str, str], cwd: Path, thread: str) -> float:
+def panel_once(env: dict[str, str], cwd: Path, thread: str) -> tuple[float, float]:
     """Spawn `agentcli resume ID` on a thread parked at a review: ms until the review's
-    choice line shows. Then the process is stopped (SIGHUP, as a closed terminal): the
-    calls stay pending for the next round."""
+    choice line shows, and the CPU ms the process had used by then (all its threads; less
+    moved by the load than the wall time). Then the process is stopped (SIGHUP, as a
+    closed terminal): the calls stay pending for the next round."""
     start = time.perf_counter()
     child = spawn(env, cwd, "resume", thread)
     try:
         child.expect(CHOICE)
         shown = time.perf_counter()
+        cpu = cpu_ms(child.pid)
     finally:
         child.close(force=True)
-    return (shown - start) * 1000
+    return (shown - start) * 1000, cpu
+
+
+def cpu_ms(pid: int) -> float:
+    """User and system CPU ms of a running process (Linux /proc; nan elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def park(env: dict[str, str], cwd: Path, server: ScriptedServer) -> str:
@@ -164,18 +176,19 @@ def park(env: dict[str, str], cwd: Path, server: ScriptedServer) -> str:
 
 def terminal(rounds: int, warmup: bool, home: Path, server: ScriptedServer, thread: str) -> str:
     env = cli_env(home, server.base_url)
-    helped, ready, answer, panel, run = [], [], [], [], []
+    helped, ready, answer, panel, panel_cpu, run = [], [], [], [], [], []
     for i in range(rounds + warmup):
         server.push(text(ANSWER), text(ANSWER))
         help_ms = help_once(env, home)
         chat_ms = chat_once(env, home)
-        panel_ms = panel_once(env, home, thread)
+        panel_ms, cpu = panel_once(env, home, thread)
         run_ms = run_once({"run": [AGENTCLI, "run", MESSAGE]}, env, home)["run"]
         if i >= warmup:
             helped.append(help_ms)
             ready.append(chat_ms[0])
             answer.append(chat_ms[1])
             panel.append(panel_ms)
+            panel_cpu.append(cpu)
             run.append(run_ms)
     assert not server.pending, "every answer queued was asked for"
     base = median(helped)
@@ -205,6 +218,14 @@ def terminal(rounds: int, warmup: bool, home: Path, server: ScriptedServer, thre
             median(panel) / base,
             f"{PANEL_GOAL_MS:.0f} ms",
             verdict(median(panel), PANEL_GOAL_MS),
+        ],
+        [
+            "resume: CPU used by the time the panel shows",
+            median(panel_cpu),
+            min(panel_cpu),
+            "",  # CPU time: not comparable with --help's wall time
+            "",
+            "",
         ],
         [f"`agentcli run {MESSAGE}` (whole command)", median(run), min(run), median(run) / base],
     ]

@@ -221,14 +221,16 @@ class Chat:
         """Show a review the thread was left at (q at it: back to the prompt, the calls
         waiting); False if the person left the chat at it (Ctrl-D)."""
         self.reviewed = True
-        review = self.session.pending()
-        self.waiting = None
-        if review is None:
-            return True
         try:
-            answer = self.answer(review)
+            review = self.session.pending()
+            self.waiting = None
+            if review is None:
+                return True
+            answer = self.answer(review)  # sets `waiting` once its panel is drawn
         except EOFError:
             return False
+        finally:  # however it ended: start-up goes on (the model client, gc_tuning.ready)
+            self.starting.waiting.set()
         if answer is None:
             self.left(review)
             return True
@@ -285,10 +287,17 @@ class Chat:
                 if review.plan is not None:
                     from agentcli.ui.plan_screen import ask_plan_decisions
 
+                    self.starting.waiting.set()  # the model loads while the plan is read
+
                     decisions = ask_plan_decisions(self.console, review, s.check_edit, s.workspace)
                 else:
                     decisions = ask_decisions(
-                        self.console, review, s.check_edit, s.workspace, scope
+                        self.console,
+                        review,
+                        s.check_edit,
+                        s.workspace,
+                        scope,
+                        drawn=self.starting.waiting.set,  # the model client may load now
                     )
             self.alarms.told()
             if decisions is None:

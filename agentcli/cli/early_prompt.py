@@ -6,7 +6,8 @@ alone, the prompt comes up, and the session (the libraries, the tools, the compi
 is made in a daemon thread while the person types. The first message waits for it only as
 long as it must. As soon as the graph is compiled the thread can be read (a resumed
 thread's recap and pending review show); the model client (the OpenAI SDK, the slowest
-import) is made next, in the same thread, while the person reads. bench/startup.py
+import) is made next, in the same thread, once the chat waits for the person (its prompt,
+or a pending review's first panel, is drawn), while the person reads. bench/startup.py
 measures these moments.
 """
 
@@ -48,6 +49,10 @@ class Starting:
     future: Future[ThreadSession] = field(default_factory=Future)
     work: Callable[[], None] | None = None  # makes the session; begin() runs it once
     hint_flags: str = ""  # what the resume hint needs besides the id (thread_origin.py)
+    # set once the chat waits for the person (its prompt, or a pending review's panel is
+    # drawn): the model client is made after it, not while the recap and the panel are
+    # drawn (Python runs one thread at a time: the two would share the CPU)
+    waiting: threading.Event = field(default_factory=threading.Event)
 
     def begin(self) -> None:
         """Start making the session, in a daemon thread (the chat calls this once its
@@ -123,11 +128,15 @@ def start(
             return
         starting.future.set_result(session)  # the recap and a pending review can show now
         # then the model client, while the person reads or types: a failure here is raised
-        # again where the chat first needs the model, as an error of that message
+        # again where the chat first needs the model, as an error of that message (a
+        # message sent before makes it itself: the model is made once, under a lock)
+        starting.waiting.wait()
         with suppress(Exception):
             session.prepare()
         gc_tuning.ready()
 
+    if not starting.awaiting:  # nothing to draw before the prompt but the prompt
+        starting.waiting.set()
     starting.work = prepare
     return starting
 

@@ -49,9 +49,9 @@ class Line:
         return "".join(segment.text for segment in self.segments)
 
     def fitted(self, width: int) -> list[Line]:
-        """The row as rows of `width` cells at most (see code_rows.fit)."""
-        rows = fit(self.segments, width)
-        return [self] if len(rows) == 1 else [Line(row) for row in rows]
+        """The row as rows of `width` cells at most, without the blanks Rich pads it with
+        (see code_rows.fit): a new Line even when it is one row."""
+        return [Line(row) for row in fit(self.segments, width)]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield from self.segments

@@ -51,13 +51,15 @@ def ask_decisions(
     check: Checker,
     workspace: Path | None,
     scope: AlwaysScope | None = None,
+    drawn: Callable[[], None] | None = None,
 ) -> list[Decision] | None:
     """One decision per pending call, in order; None if the person chose to quit (q, Esc,
     Ctrl-C: the calls stay pending); EOFError on Ctrl-D (the caller leaves).
 
     File writes and edits show a diff against the file in `workspace`; with no workspace
     (a remote session: the files are on the server) they show their arguments. `A` offers a
-    rule scoped to the call (always_rule.py), counted against `scope.audit`.
+    rule scoped to the call (always_rule.py), counted against `scope.audit`. `drawn` is
+    called once the first panel is on the screen, before a key is read.
     """
     from agentcli.session.always_rules import allows
 
@@ -83,6 +85,9 @@ def ask_decisions(
             return None if asked is None else asked[0]
 
         show(args, False)
+        if drawn is not None:
+            drawn()
+            drawn = None
         decision = _ask_one(
             console,
             name,

@@ -31,6 +31,7 @@ ROWS = {
         "chat: launch to prompt ready",
         "chat: launch to answer, message typed at the prompt",
         "resume: launch to the review panel",
+        "resume: CPU used by the time the panel shows",
         "`agentcli run hi` (whole command)",
     ],
     "run.py": ["`agentcli run hi`", "bench/minimal.py |", "bench/minimal.py --gc"],

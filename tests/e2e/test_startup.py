@@ -14,8 +14,8 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import AGENTCLI, Agent
-from tests.helpers.scripted_server import text
-from tests.helpers.terminal import PROMPT
+from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import CHOICE, PROMPT
 
 HEAVY = (
     "langchain_core",
@@ -141,3 +141,51 @@ def test_the_check_sees_heavy_imports(tmp_path: Path) -> None:
     )
     imported = heavy_imports(tmp_path, "tools", config=f"[tools]\nmodules = ['{module}']\n")
     assert "'langchain_core'" in imported and "'pydantic'" in imported
+
+
+# the installed command under an audit hook that says on the terminal when the model
+# client's first module starts loading (`import` is audited once per module, at its start)
+MODEL_CLIENT = "@@model client loading"
+WITH_HOOK = f"""
+import os, runpy, sys
+said = []
+def hook(event, args):
+    if event == "import" and args[0].split(".")[0] in ("openai", "langchain_openai"):
+        if not said:  # an audit hook cannot be removed: it says it once
+            said.append(args[0])
+            os.write(2, b"\\r\\n{MODEL_CLIENT}\\r\\n")
+sys.addaudithook(hook)
+sys.argv = [{AGENTCLI!r}, *sys.argv[1:]]
+runpy.run_path({AGENTCLI!r}, run_name="__main__")
+"""
+
+
+def test_resume_loads_the_model_client_once_the_review_is_drawn(agent: Agent) -> None:
+    """The OpenAI SDK (the slowest import) starts loading after the pending review's panel
+    is on the screen, not while the recap and the panel are drawn (one thread runs at a
+    time: it would share their CPU); and it does load while the person reads."""
+    agent.server.push(tool_calls(("write_file", {"path": "a.txt", "content": "x\n"})))
+    parked = agent.run("run", "write a.txt")
+    assert parked.returncode == 3, parked.stderr
+    store = agent.store()
+    thread = store.recent(1)[0].thread_id
+    store.close()
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", WITH_HOOK, "resume", thread],
+        env=agent.env,
+        cwd=str(agent.workspace),
+        encoding="utf-8",
+        timeout=120,
+        dimensions=(40, 120),
+    )
+    try:
+        child.expect(CHOICE)
+        shown = (child.before or "") + str(child.after)
+        if MODEL_CLIENT not in shown:  # the hook works: the client loads at the review
+            child.expect_exact(MODEL_CLIENT)
+    finally:
+        child.close(force=True)
+    panel_end = shown.rfind("\u2570")  # the panel's bottom-left corner
+    assert panel_end > shown.find("write_file") >= 0, shown
+    assert MODEL_CLIENT not in shown[:panel_end], shown

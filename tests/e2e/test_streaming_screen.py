@@ -11,7 +11,6 @@ import re
 import threading
 
 import pyte
-import pytest
 
 from agentcli.terminal_text import visible
 from tests.e2e.conftest import Agent
@@ -59,7 +58,7 @@ def test_a_streaming_call_shows_its_tool_target_and_bytes(agent: Agent) -> None:
         tool_calls(call, content="OK.", delay=0.0005, pause=(go, 4000)), text("written")
     )
     chat = Screen(agent, "chat", "write it")
-    target = re.escape(f" {visible(path, multiline=False)}")
+    target = visible(path, multiline=False)
     try:
         size = 0
         while size == 0:  # the first report comes with the call's head, before any byte
@@ -67,8 +66,10 @@ def test_a_streaming_call_shows_its_tool_target_and_bytes(agent: Agent) -> None:
             rows = chat.rows()
             status = [row for row in rows if "writing write_file" in row]
             assert len(status) == 1, rows
-            found = re.search(rf"writing write_file({target})?: ([\d,]+) bytes", status[0])
+            found = re.search(r"writing write_file(?: (.+?))?: ([\d,]+) bytes", status[0])
             assert found, status
+            # the target as far as it has come (a report may come before its string ends)
+            assert target.startswith(found.group(1) or ""), status
             size = int(found.group(2).replace(",", ""))
         assert found.group(1), status  # with bytes, the target: controls as marks, as text
         assert 0 < size < len(content)
@@ -138,20 +139,17 @@ def assert_synchronized(written: str) -> None:
     assert not inside and ups > 0 and brackets > 0
 
 
-@pytest.mark.xfail(
-    reason="one row of the live part is left on the screen after a resize (issue 27:"
-    " rows printed after it are no longer repeated; the live part's redraw is off by one)",
-    strict=False,
-)
 def test_a_resize_mid_block_prints_no_line_twice(agent: Agent) -> None:
     # 100 characters an item: a row at 120 columns, two at 80
     words = ("the list is one open block while it streams " * 2).strip()
     items = "".join(f"- item {i:02d}: {words}\n" for i in range(40))
     answer = "A list:\n\n" + items + "\nDone.\n"
     go = threading.Event()
-    # the stream stops at the end of item 29's text (before its newline): the render that
-    # shows that text whole is the chat's last write until it goes on, so the terminal is
-    # resized between two writes, not while one is on its way
+    # the stream stops at the end of item 29's text (before its newline). The emulator is
+    # resized once it has read that text: what the same write holds after it reaches the
+    # emulator at the new width, as when a terminal is resized while a write's end is on
+    # its way. A live row padded with blanks to the old width then wrapped there, and the
+    # next redraw went back up one row too few (item 22 was left on the screen twice).
     agent.server.push(text(answer, pause=(go, answer.index("- item 30") - 1)))
     chat = Screen(agent, "chat", "list them", rows=150)  # the whole answer stays on it
     try:

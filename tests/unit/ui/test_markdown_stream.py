@@ -64,6 +64,15 @@ def test_a_line_prints_its_segments() -> None:
     assert c.export_text() == "abc\n"
 
 
+def test_a_live_row_fitted_ends_on_its_text_not_on_padding() -> None:
+    """A live row padded to the width would reach the last column: a terminal narrowed
+    while it draws wraps it (or reflows it), and the next redraw goes back too few rows."""
+    stream = MarkdownStream(console())
+    stream.add("- item one\n- item two")
+    rows = [row for line in stream.live() for row in line.fitted(WIDTH)]
+    assert [row.plain for row in rows if row.plain] == [" • item one", " • item two"]
+
+
 def test_each_document_in_one_piece_and_in_single_characters() -> None:
     for text in DOCUMENTS:
         assert plain(streamed(text, [])) == plain(one_shot(text))
