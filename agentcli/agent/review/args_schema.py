@@ -37,9 +37,12 @@ def schema_problem(schema: dict[str, Any], args: Any) -> str | None:
         return f"the tool's schema cannot be checked ({type(exc).__name__})"
     if len(text) > MAX_SCHEMA_CHARS:
         return f"the tool's schema is too large to check ({len(text)} characters)"
+    try:  # before the clock starts: the first check imports jsonschema, slow on a busy
+        validator = _validator(text)  # machine; building is bounded by the schema's size
+    except Exception as exc:  # a hostile schema: SchemaError, RecursionError...
+        return _unreadable(exc)
     token = _deadline.set(time.monotonic() + TIME_BUDGET_S)
     try:
-        validator = _validator(text)
         errors = []
         for error in validator.iter_errors(args):
             errors.append(error)
@@ -47,10 +50,8 @@ def schema_problem(schema: dict[str, Any], args: Any) -> str | None:
                 break
     except _Exhausted:
         return f"the arguments could not be checked within {TIME_BUDGET_S:g} s"
-    except Exception as exc:  # the validator on a hostile schema: SchemaError, RecursionError...
-        return (
-            f"the tool's schema cannot be checked ({_short(type(exc).__name__ + ': ' + str(exc))})"
-        )
+    except Exception as exc:  # the validator on a hostile schema: RecursionError...
+        return _unreadable(exc)
     finally:
         _deadline.reset(token)
     if not errors:
@@ -60,6 +61,10 @@ def schema_problem(schema: dict[str, Any], args: Any) -> str | None:
         for e in errors
     ]
     return "invalid arguments: " + "; ".join(problems)
+
+
+def _unreadable(exc: Exception) -> str:
+    return f"the tool's schema cannot be checked ({_short(type(exc).__name__ + ': ' + str(exc))})"
 
 
 @lru_cache(maxsize=64)
