@@ -166,8 +166,8 @@ def check_servers(servers: dict[str, Any], origin: str, problems: list[str]) -> 
         if ("command" in server) == ("url" in server):
             problems.append(f"{where}: needs either 'command' (stdio) or 'url' (HTTP)")
             continue
-        allowed = ("command", "args", "env") if "command" in server else ("url", "headers")
-        allowed += ("timeout",)
+        own = ("command", "args", "env") if "command" in server else ("url", "headers")
+        allowed = (*own, "timeout")
         for key, value in server.items():
             if key == "timeout":
                 if not _timeout_ok(value):
