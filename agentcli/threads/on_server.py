@@ -5,8 +5,8 @@ threads) from the server's thread API. The index's columns live in each thread's
 (title, workspace, model, turns, messages, tokens, last error), written by the client that
 drives the thread. A thread started elsewhere (the SDK, Agent Chat UI) has none: its title
 (its first message, on one line) and its number of messages are read from its state, for
-those threads only, in one more request (`extract`, which LangGraph Server 0.4.30 and later
-answer; an older one leaves them "(untitled)").
+those threads only, in one more request (thread search's `extract`; a server without it
+leaves them "(untitled)").
 """
 
 from __future__ import annotations
