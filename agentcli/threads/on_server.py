@@ -36,6 +36,7 @@ UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 FIELDS: list[Any] = ["thread_id", "created_at", "updated_at", "metadata", "status"]
 COUNTS = ("turns", "messages", "input_tokens", "output_tokens")
 TITLE_CHARS = 60  # as a local thread's title (session/stream_events.py)
+MAX_TITLE_CHARS = 200  # a title another client wrote into the metadata, cut
 
 
 def connect(url: str) -> SyncLangGraphClient:
@@ -172,7 +173,7 @@ def _row(thread: Mapping[str, Any], messages: list[Any] | None = None) -> Thread
         status = "error"
     return ThreadRow(
         thread_id=str(thread["thread_id"]),
-        title=str(meta.get("title") or "(untitled)"),
+        title=str(meta.get("title") or "(untitled)")[:MAX_TITLE_CHARS],  # any client writes it
         status=STATUS.get(status, ThreadStatus.ERROR),
         created_at=str(thread.get("created_at") or ""),
         updated_at=str(thread.get("updated_at") or ""),
