@@ -11,6 +11,7 @@ from agentcli_tools.context import ToolContext
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
 
+from agentcli.agent.input_bounds import bounded_reducer
 from agentcli.policy.approval_policy import Policy
 from agentcli.threads.langgraph_internals import messages_delta_reducer
 
@@ -42,9 +43,11 @@ def _union(old: list[str], new: list[str]) -> list[str]:
 
 class AgentState(TypedDict, total=False):
     # as add_messages: a message with a known id replaces it (an edited tool call);
-    # LangGraph gives every message written to a DeltaChannel an id before saving it
+    # LangGraph gives every message written to a DeltaChannel an id before saving it.
+    # Whoever writes one (a node, any client of a server), it is bounded (input_bounds.py)
     messages: Annotated[
-        list[AnyMessage], DeltaChannel(messages_delta_reducer, snapshot_frequency=SNAPSHOT_EVERY)
+        list[AnyMessage],
+        DeltaChannel(bounded_reducer(messages_delta_reducer), snapshot_frequency=SNAPSHOT_EVERY),
     ]
     allowed_tools: Annotated[list[str], _union]  # tools the person allowed with `A`
     allowed_seals: Annotated[list[str], _union]  # their seals: a name without one does not count

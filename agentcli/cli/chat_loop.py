@@ -12,6 +12,7 @@ from agentcli_tools.plurals import counted
 from rich.text import Text
 
 from agentcli.cli.bang_command import ShellRun, is_command
+from agentcli.cli.common_options import warn_if_clipped
 from agentcli.cli.ctrl_c import stopping
 from agentcli.cli.review_alarm import ReviewAlarm
 from agentcli.config import data_dir
@@ -204,6 +205,7 @@ class Chat:
             self.waiting = None
             return self.play(lambda: self.session.decide(instead(waiting, text)))
         planned = self.planning if plan is None else plan
+        warn_if_clipped(text, "your message")
         return self.play(lambda: self.session.send(text, plan=planned))
 
     def keep_draft(self, text: str) -> None:

@@ -234,3 +234,16 @@ def warn(message: str) -> None:
     from agentcli.terminal_text import visible
 
     print(f"agentcli: warning: {visible(message)}", file=sys.stderr)
+
+
+def warn_if_clipped(text: str | None, what: str) -> None:
+    """A warning when `text` (a message, feedback) is over what a thread takes: the model
+    gets its start and a note (agent/input_bounds.py)."""
+    from agentcli.agent.input_bounds import MAX_MESSAGE_BYTES, clipped
+
+    if text is not None and clipped(text) is not text:
+        size = len(text.encode("utf-8", "surrogatepass"))
+        warn(
+            f"{what} is {size:,} bytes: only its first {MAX_MESSAGE_BYTES:,} are sent, with a"
+            " note telling the model it was clipped"
+        )

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentcli.cli.common_options import Common, ModeOpt, OutputFormat, ThreadOpt, common_options
+from agentcli.cli.common_options import (
+    Common,
+    ModeOpt,
+    OutputFormat,
+    ThreadOpt,
+    common_options,
+    warn_if_clipped,
+)
 from agentcli.cli.review_plan import Asked, Plan
 from agentcli.cli.run import OutputOpt
 from agentcli.cli.session_opening import open_session, warn_expired
@@ -88,6 +95,7 @@ def review(
     named = thread or thread_id
     if message is not None and not reject:
         raise UsageError("--message is feedback for rejected calls: it goes with --reject")
+    warn_if_clipped(message, "the --message")
     if (edit is None) != (args is None):
         raise UsageError("--edit CALL_ID and --args JSON go together")
     asked = Asked(approve or [], reject or [], done or [], unconfined or [], edit)

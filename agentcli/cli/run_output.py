@@ -14,7 +14,7 @@ import typer
 from agentcli_tools.plurals import counted
 
 from agentcli.cli import gc_tuning
-from agentcli.cli.common_options import OutputFormat, warn
+from agentcli.cli.common_options import OutputFormat, warn, warn_if_clipped
 from agentcli.decisions import Decision
 from agentcli.errors import AgentcliError, ExitCode, UsageError
 from agentcli.events import Done, Event, ReviewRequest, RunStatus, Start, add_usage_value
@@ -102,6 +102,7 @@ class Scripted:
                 self.play(s.decide(decisions), final=message is None)
                 self.unsent = False
             if message is not None:
+                warn_if_clipped(message, "the message")
                 self.play(s.send(message, plan=plan))
             elif review is None:
                 self.play(s.resume())

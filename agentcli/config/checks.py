@@ -166,9 +166,16 @@ def check_servers(servers: dict[str, Any], origin: str, problems: list[str]) -> 
         if ("command" in server) == ("url" in server):
             problems.append(f"{where}: needs either 'command' (stdio) or 'url' (HTTP)")
             continue
-        allowed = ("command", "args", "env") if "command" in server else ("url", "headers")
+        own = ("command", "args", "env") if "command" in server else ("url", "headers")
+        allowed = (*own, "timeout")
         for key, value in server.items():
-            if key not in allowed:
+            if key == "timeout":
+                if not _timeout_ok(value):
+                    problems.append(
+                        f"{where}: timeout = {shown_value(value)}: expected seconds (a number"
+                        f' over zero) or a duration like "2m"'
+                    )
+            elif key not in allowed:
                 problems.append(f"{where}: unknown key '{key}' (allowed: {', '.join(allowed)})")
             elif not _server_value_ok(value, SERVER_KEYS[key]):
                 kind = {str: "a non-empty string", list: "a list of strings"}
@@ -176,6 +183,16 @@ def check_servers(servers: dict[str, Any], origin: str, problems: list[str]) -> 
                 problems.append(f"{where}: {key} = {shown_value(value)}: expected {expected}")
         if not server.get("url", "http://").startswith(("http://", "https://")):
             problems.append(f"{where}: 'url' must start with http:// or https://")
+
+
+def _timeout_ok(value: Any) -> bool:
+    """A server's call timeout: a positive number of seconds, or a duration string."""
+    if isinstance(value, str):
+        try:
+            return parse_duration(value) > 0
+        except ValueError:
+            return False
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1e9
 
 
 def _server_value_ok(value: Any, want: type) -> bool:

@@ -153,5 +153,6 @@ CHOICES = {
     "approval.on_expire": ("deny", "keep"),
     "approval.mode": APPROVAL_MODES,
 }
+# each key of an [mcp.servers.NAME] table and its kind (`timeout`: checks.py checks it)
 SERVER_KEYS = {"command": str, "args": list, "env": dict, "url": str, "headers": dict}
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")

@@ -21,6 +21,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool
 
+from agentcli.agent.input_bounds import clipped
 from agentcli.agent.plan import PLAN_FLAG
 from agentcli.agent.review.approval_seals import seal_tool
 from agentcli.agent.untrusted_text_fence import fence
@@ -256,7 +257,9 @@ class Session(ThreadSession):
 
     def send(self, text: str, plan: bool = False) -> Iterator[Event]:
         """A new user message (`plan`: in plan mode). A thread with calls awaiting review
-        must decide them first."""
+        must decide them first. Over the bound a thread takes, the text is clipped here, so
+        its index keeps no more than the thread does (agent/input_bounds.py)."""
+        text = clipped(text)
         self.model()
         if self.row is None:
             self.store.hold(self.thread_id)

@@ -24,6 +24,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from agentcli.agent.input_bounds import clipped
 from agentcli.agent.plan import PLAN_FLAG, graph_steps
 from agentcli.agent.review.answers import unchanged
 from agentcli.agent.review.argument_check import validate_args
@@ -164,6 +165,7 @@ class RemoteSession(ThreadSession):
     # -- driving the graph -------------------------------------------------------
 
     def send(self, text: str, plan: bool = False) -> Iterator[Event]:
+        text = clipped(text)  # as a local session's: the server's graph would clip it too
         if self.row is None:
             from agentcli.agent.outbound import settings_redactor
 

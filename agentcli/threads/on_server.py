@@ -3,7 +3,10 @@
 `ServerThreads` answers what the CLI asks of the index (`resolve` a prefix, list `recent`
 threads) from the server's thread API. The index's columns live in each thread's metadata
 (title, workspace, model, turns, messages, tokens, last error), written by the client that
-drives the thread; a thread started elsewhere (Agent Chat UI) is listed with what is known.
+drives the thread. A thread started elsewhere (the SDK, Agent Chat UI) has none: its title
+(its first message, on one line) and its number of messages are read from its state, for
+those threads only, in one more request (thread search's `extract`; a server without it
+leaves them "(untitled)").
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ STATUS = {
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 FIELDS: list[Any] = ["thread_id", "created_at", "updated_at", "metadata", "status"]
 COUNTS = ("turns", "messages", "input_tokens", "output_tokens")
+TITLE_CHARS = 60  # as a local thread's title (session/stream_events.py)
+MAX_TITLE_CHARS = 200  # a title another client wrote into the metadata, cut
 
 
 def connect(url: str) -> SyncLangGraphClient:
@@ -139,18 +144,36 @@ class ServerThreads:
     def _search(self, **query: Any) -> list[ThreadRow]:
         with talking(self.url):
             threads = self.client.threads.search(select=[*FIELDS, "interrupts"], **query)
-        return [_row(thread) for thread in threads]
+            seen = self._seen([t for t in threads if "title" not in (t.get("metadata") or {})])
+        return [_row(thread, seen.get(str(thread["thread_id"]))) for thread in threads]
+
+    def _seen(self, threads: list[Mapping[str, Any]]) -> dict[str, list[Any]]:
+        """The messages of threads no agentcli client indexed, by thread id."""
+        if not threads:
+            return {}
+        ids = [str(thread["thread_id"]) for thread in threads]
+        try:
+            found = self.client.threads.search(
+                ids=ids, limit=len(ids), select=["thread_id"], extract={"m": "values.messages"}
+            )
+        except Exception:  # a server without `extract`: they stay "(untitled)"
+            return {}
+        extracted = {str(t.get("thread_id")): (t.get("extracted") or {}).get("m") for t in found}
+        return {key: value for key, value in extracted.items() if isinstance(value, list)}
 
 
-def _row(thread: Mapping[str, Any]) -> ThreadRow:
-    meta = thread.get("metadata") or {}
-    counts: dict[str, Any] = {key: int(meta.get(key) or 0) for key in COUNTS}
+def _row(thread: Mapping[str, Any], messages: list[Any] | None = None) -> ThreadRow:
+    """`messages`: the thread's, when no agentcli client wrote its metadata."""
+    meta = dict(thread.get("metadata") or {})
+    if messages is not None:
+        meta.update(title=_first_text(messages), messages=len(messages))
+    counts: dict[str, Any] = {key: _count(meta.get(key)) for key in COUNTS}
     status = str(thread.get("status") or "idle")
     if status == "interrupted" and not any((thread.get("interrupts") or {}).values()):
         status = "error"
     return ThreadRow(
         thread_id=str(thread["thread_id"]),
-        title=str(meta.get("title") or "(untitled)"),
+        title=str(meta.get("title") or "(untitled)")[:MAX_TITLE_CHARS],  # any client writes it
         status=STATUS.get(status, ThreadStatus.ERROR),
         created_at=str(thread.get("created_at") or ""),
         updated_at=str(thread.get("updated_at") or ""),
@@ -159,3 +182,28 @@ def _row(thread: Mapping[str, Any]) -> ThreadRow:
         last_error=meta.get("last_error"),
         **counts,
     )
+
+
+def _count(value: Any) -> int:
+    """A count from metadata any client may have written: 0 unless a whole number."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return 0
+    try:
+        return max(0, int(value))
+    except (ValueError, OverflowError):
+        return 0
+
+
+def _first_text(messages: list[Any]) -> str:
+    """The first person's message of a thread, on one line, as a title."""
+    for message in messages:
+        if not isinstance(message, Mapping) or message.get("type") not in ("human", "user"):
+            continue
+        content = message.get("content")
+        if isinstance(content, list):  # content parts: their text
+            content = " ".join(
+                str(part.get("text", "")) if isinstance(part, Mapping) else str(part)
+                for part in content[:20]
+            )
+        return " ".join(str(content)[: TITLE_CHARS * 8].split())[:TITLE_CHARS] or "(empty)"
+    return ""

@@ -9,4 +9,5 @@ from pathlib import Path
 HELPERS = Path(__file__).resolve().parent
 ROOT = HELPERS.parents[1]  # the repository
 MCP_SERVER = str(HELPERS / "mcp_server.py")
+FAULTY_MCP_SERVER = str(HELPERS / "faulty_mcp_server.py")
 ENV_MCP_SERVER = str(HELPERS / "env_mcp_server.py")

@@ -21,6 +21,7 @@ from agentcli.agent.plan import MAX_TASKS
 from agentcli.agent.plan.result_targets import placement
 from agentcli.agent.plan.substitution import references
 from agentcli.agent.review.argument_check import validate_args
+from agentcli.agent.toolset.servers_down import down_server
 from agentcli.events import PLAN
 
 
@@ -66,6 +67,8 @@ def read_plan(args: Any, by_name: Mapping[str, BaseTool]) -> Plan | str:
         deps = raw.get("deps", [])
         if not _positive(task_id):
             return f"task {index}: id must be a positive integer, got {task_id!r}"
+        if isinstance(tool, str) and tool not in by_name and (down := down_server(tool)):
+            return f"task {task_id}: {down}"
         if not isinstance(tool, str) or tool == PLAN or tool not in by_name:
             return f"task {task_id}: unknown tool {tool!r}. Available tools: {', '.join(known)}"
         if problem := validate_args(by_name[tool], task_args, known):

@@ -18,6 +18,7 @@ from langchain_core.tools import BaseTool
 from langgraph.types import interrupt
 from pydantic import BaseModel
 
+from agentcli.agent.input_bounds import MAX_EDIT_BYTES, MAX_LABEL_CHARS, clipped, json_size
 from agentcli.agent.review.argument_check import validate_args
 from agentcli.agent.review.precheck import precondition
 from agentcli.agent.toolset.sandboxing import UNCONFINED
@@ -47,6 +48,7 @@ def decisions_in(
         for key in ("message", "who", "by"):
             if decision.get(key) is not None and not isinstance(decision[key], str):
                 raise ValueError(f"decision {index}: {key} must be a string")
+        decision = decisions[index - 1] = _bounded_texts(decision)
         if decision.get("sandbox") is not None and (
             decision["sandbox"] != UNCONFINED
             or kind != "approve"
@@ -66,7 +68,26 @@ def decisions_in(
             isinstance(action, Mapping) and isinstance(action.get("args"), dict)
         ):
             raise ValueError(f"decision {index}: an edit needs edited_action.args as an object")
+        size = json_size(action["args"]) if isinstance(action, Mapping) else 0
+        if kind == "edit" and (size is None or size > MAX_EDIT_BYTES):
+            raise ValueError(
+                f"decision {index}: the edited arguments are over the {MAX_EDIT_BYTES:,} bytes"
+                f" of JSON an edit may carry ({'nested too deep' if size is None else f'{size:,}'})"
+            )
     return decisions
+
+
+def _bounded_texts(decision: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A decision whose message (feedback, a reject's reason) is clipped as a person's
+    message is, and whose `who`/`by` are cut to a label's length (input_bounds.py)."""
+    changes: dict[str, str] = {}
+    if isinstance(message := decision.get("message"), str):
+        if (short := clipped(message)) is not message:
+            changes["message"] = short
+    for key in ("who", "by"):
+        if isinstance(label := decision.get(key), str) and len(label) > MAX_LABEL_CHARS:
+            changes[key] = label[:MAX_LABEL_CHARS]
+    return {**decision, **changes} if changes else decision
 
 
 def _scoped_ok(decision: Mapping[str, Any], kind: str) -> bool:

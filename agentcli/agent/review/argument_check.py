@@ -8,9 +8,16 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
+from agentcli.agent.toolset.servers_down import down_server
+
 
 def validate_args(
-    tool: BaseTool | None, args: Any, known: Sequence[str] = (), *, edited: bool = False
+    tool: BaseTool | None,
+    args: Any,
+    known: Sequence[str] = (),
+    *,
+    edited: bool = False,
+    name: str = "",
 ) -> str | None:
     """Why these arguments cannot be passed to the tool, or None when they can.
 
@@ -19,9 +26,10 @@ def validate_args(
     as the schema's types where unambiguous ("5" -> 5 for an integer): when they then fit,
     `args` is updated in place, so what runs and what the history shows is the converted
     value. The model's own calls are never converted: they fit as they are, or go back.
+    With no tool, a call named `name` for a tool of an MCP server that is down is told so.
     """
     if tool is None:
-        return f"unknown tool. Available tools: {', '.join(known) or 'none'}"
+        return down_server(name) or f"unknown tool. Available tools: {', '.join(known) or 'none'}"
     if not isinstance(args, dict):
         return "arguments must be a JSON object"
     schema = tool.tool_call_schema

@@ -132,9 +132,9 @@ def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 
         for call in message.tool_calls:
             tool = by_name.get(call["name"])
             # arguments the tool cannot take, or a call its preconditions say it will refuse
-            problem = validate_args(tool, call["args"], list(by_name)) or precondition(
-                tool, call["args"], ctx
-            )
+            problem = validate_args(
+                tool, call["args"], list(by_name), name=call["name"]
+            ) or precondition(tool, call["args"], ctx)
             if problem:
                 turn.invalid(call["id"], call["name"], call["args"], problem)
                 continue

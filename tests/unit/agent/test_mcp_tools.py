@@ -3,9 +3,7 @@ a server that fails is a warning and the other tools still load."""
 
 from __future__ import annotations
 
-import socket
 import stat
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,9 +17,9 @@ from agentcli.agent.toolset.mcp import servers as mcptools
 from agentcli.agent.toolset.mcp.logs import log_path
 from agentcli.config import Settings
 from tests.helpers import MCP_SERVER as SERVER
+from tests.helpers.mcp_http import served
 from tests.helpers.mcp_server import PNG
 from tests.helpers.tooling import ToolEnv
-from tests.helpers.waiting import until
 
 GOOD = {"command": sys.executable, "args": [SERVER]}
 SERVED = ["add", "mark", "shout", "picture", "reach", "strict", "slow_pattern", "loop"]
@@ -160,26 +158,8 @@ def test_without_the_mcp_extra_a_warning_says_what_to_install(
 
 @pytest.fixture
 def http_server() -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    process = subprocess.Popen([sys.executable, SERVER, "--http", str(port)])
-    try:
-        until(
-            lambda: _accepts(port), what="the MCP test server accepts connections", process=process
-        )
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
-def _accepts(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=5).close()
-    except OSError:
-        return False
-    return True
+    with served(SERVER) as (url, _):
+        yield url
 
 
 def test_streamable_http_server(http_server: str, tool_env: ToolEnv) -> None:

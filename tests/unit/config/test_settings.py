@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.agent.toolset.mcp.servers import call_timeout
 from agentcli.config import FIELDS, load_settings
 from agentcli.errors import ConfigError
 from tests.helpers import ROOT
@@ -106,6 +107,14 @@ def test_default_file_location_and_agentcli_config(
             r'env = \{"A": 1\}: expected a table of strings',
         ),
         ("[mcp.servers.x]\nurl = 'ftp://h'\n", r"'url' must start with http:// or https://"),
+        ("[mcp.servers.x]\ncommand = 'a'\ntimeout = 0\n", r"timeout = .*: expected seconds"),
+        ("[mcp.servers.x]\ncommand = 'a'\ntimeout = -1\n", r"timeout = .*: expected seconds"),
+        ("[mcp.servers.x]\ncommand = 'a'\ntimeout = true\n", r"timeout = .*: expected seconds"),
+        ("[mcp.servers.x]\ncommand = 'a'\ntimeout = 'soon'\n", r"timeout = .*: expected seconds"),
+        ("[mcp.servers.x]\ncommand = 'a'\ntimeout = '0s'\n", r"timeout = .*: expected seconds"),
+        ("[mcp.servers.x]\ncommand = 'a'\ntimeout = [5]\n", r"timeout = .*: expected seconds"),
+        ("[mcp.servers.x]\ncommand = 'a'\ntimeout = nan\n", r"timeout = .*: expected seconds"),
+        ("[mcp.servers.x]\ncommand = 'a'\ntimeout = inf\n", r"timeout = .*: expected seconds"),
         (
             "[mcp.servers.'a.b']\ncommand = 'a'\n",
             r"\[mcp.servers.a.b\] in .*: the name may only use",
@@ -119,6 +128,13 @@ def test_bad_config_names_the_file(tmp_path: Path, text: str, message: str) -> N
     with pytest.raises(ConfigError, match=message) as caught:
         load_settings(path)
     assert str(path) in str(caught.value)
+
+
+def test_an_mcp_servers_timeout_is_seconds_or_a_duration(tmp_path: Path) -> None:
+    text = "[mcp.servers.a]\ncommand = 'a'\ntimeout = 2.5\n[mcp.servers.b]\nurl = 'http://h'\n"
+    settings = load_settings(write(tmp_path, text + "timeout = '2m'\n"))
+    assert [call_timeout(server) for server in settings.mcp_servers.values()] == [2.5, 120.0]
+    assert call_timeout({"url": "http://h"}) == 120.0  # the default
 
 
 def test_a_named_config_file_must_exist(tmp_path: Path) -> None:

@@ -4,7 +4,10 @@ Imported only when `[mcp.servers.NAME]` tables are configured. Each server is st
 reached) once per process to list its tools; each call then opens its own short session, so
 the tools run from the synchronous graph like any other (see toolset/async_tools.py). A stdio
 server's stderr goes to its log file (mcp/logs.py), never to the terminal; a result is
-always text (mcp/results.py): images and other blobs are described, never sent.
+always text (mcp/results.py): images and other blobs are described, never sent. Every
+exchange ends within its time limit, at Ctrl-C, or as soon as the server is gone
+(mcp/call_guard.py); a server that cannot be listed is recorded as down
+(toolset/servers_down.py), so a call to its tools is told why.
 
 A stdio server is started confined by the `[sandbox]` setting, as a shell command is
 (tools/confine.py as its launcher: it confines itself, then execs the server), with the
@@ -14,9 +17,11 @@ folder agentcli runs in as its workspace; where nothing can confine it, it does 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import shutil
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -25,8 +30,17 @@ from agentcli_tools.sandbox import Sandbox, private_temp
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from agentcli.agent.toolset.async_tools import run_coroutine, sync_tool
+from agentcli.agent.toolset.mcp.call_guard import (
+    DEFAULT_TIMEOUT,
+    CallStopped,
+    TimedOut,
+    Watch,
+    guarded,
+)
 from agentcli.agent.toolset.mcp.logs import server_stderr
 from agentcli.agent.toolset.mcp.results import result_text
+from agentcli.agent.toolset.servers_down import mark_down, mark_up
+from agentcli.config.durations import parse_duration
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -34,6 +48,10 @@ if TYPE_CHECKING:
 LIST_TIMEOUT = 30.0  # seconds for one server to start and list its tools
 INSTALL_HINT = "pip install 'agentcli[mcp]'"
 CLOSED = {"BrokenResourceError", "ClosedResourceError", "EndOfStream"}  # anyio's stream errors
+# the SDK logs a server gone mid-session (its stream cut, its session not closed) itself;
+# the model and the person are told by the call's error, so its logger never prints
+logging.getLogger("mcp").addHandler(logging.NullHandler())
+logging.getLogger("mcp").propagate = False
 
 
 def load_servers(
@@ -55,8 +73,11 @@ def load_servers(
     loaded: list[tuple[str, BaseTool]] = []
     for name, result in zip(servers, results, strict=True):
         if isinstance(result, BaseException):
-            warn(f"MCP server '{name}' skipped: {_reason(result, servers[name])}")
+            reason = _reason(result, servers[name])
+            mark_down(name, reason)
+            warn(f"MCP server '{name}' skipped: {reason}")
             continue
+        mark_up(name)
         loaded.extend(
             (name, _wrap(name, confined[name], tool, max_chars, env or {})) for tool in result
         )
@@ -88,28 +109,33 @@ async def _list_all(
 async def _list(name: str, server: dict[str, Any], env: dict[str, str]) -> list[BaseTool]:
     from langchain_mcp_adapters.tools import load_mcp_tools
 
+    watch = Watch()
+
     async def listing() -> list[BaseTool]:
-        async with _session(name, server, "list tools", env) as session:
+        async with _session(name, server, "list tools", env, watch) as session:
             return await load_mcp_tools(session)
 
     try:
-        return await asyncio.wait_for(listing(), LIST_TIMEOUT)
-    except TimeoutError:
+        return await guarded(listing(), timeout=LIST_TIMEOUT, cancel=None, watch=watch)
+    except TimedOut:
         raise TimeoutError(f"no tool list within {LIST_TIMEOUT:g} s") from None
+    except CallStopped as stopped:
+        raise ConnectionError(str(stopped)) from None
 
 
 @asynccontextmanager
 async def _session(
-    name: str, server: dict[str, Any], what: str, env: dict[str, str]
+    name: str, server: dict[str, Any], what: str, env: dict[str, str], watch: Watch
 ) -> AsyncIterator[ClientSession]:
     """An initialised session with one server; a stdio server gets `env` (see connection)
-    and its stderr goes to its log."""
+    and its stderr goes to its log; an HTTP server's connections are watched by `watch`."""
     from langchain_mcp_adapters.sessions import create_session
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     params = connection(server, env)
     if params["transport"] != "stdio":
+        params["httpx_client_factory"] = watch.factory
         async with create_session(params) as session:  # type: ignore[arg-type]
             await session.initialize()
             yield session
@@ -147,6 +173,24 @@ def _expanded(value: str) -> str:
     return re.sub(r"\$\{([^}]+)\}", lambda m: os.environ.get(m.group(1), m.group(0)), value)
 
 
+def call_timeout(server: dict[str, Any]) -> float:
+    """A server's `timeout` (seconds, or a duration like "2m"; checked by the config)."""
+    value = server.get("timeout", DEFAULT_TIMEOUT)
+    return float(value) if isinstance(value, int | float) else parse_duration(value)
+
+
+def _cancel() -> threading.Event | None:
+    """The run's Ctrl-C event (RunContext.cancel), when called inside a graph run."""
+    from langgraph.runtime import get_runtime
+
+    try:
+        runtime = get_runtime()
+    except (RuntimeError, KeyError):  # called outside a run (a test, `agentcli tools`)
+        return None
+    event = getattr(getattr(runtime, "context", None), "cancel", None)
+    return event if isinstance(event, threading.Event) else None
+
+
 def _reason(error: BaseException, server: dict[str, Any]) -> str:
     """One line for why a server failed: the innermost error of an exception group."""
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
@@ -168,20 +212,32 @@ def _wrap(
         raise TypeError(f"langchain-mcp-adapters gave an unexpected tool: {tool!r}")
     remote_name = tool.name
 
+    timeout = call_timeout(server)
+
     async def call(**arguments: Any) -> tuple[str, Any]:
         failure: BaseException | None = None
         result: Any = None
-        try:  # the adapter's advice: the SDK's context managers may swallow an error
-            async with _session(name, server, f"call {remote_name}", env) as session:
-                try:
-                    result = await session.call_tool(remote_name, arguments)
-                except Exception as exc:
-                    failure = exc
-        except Exception as exc:  # transport: the server died, or would not start
-            failure = failure or exc
+        watch = Watch()
+
+        async def exchange() -> Any:
+            nonlocal failure
+            try:  # the adapter's advice: the SDK's context managers may swallow an error
+                async with _session(name, server, f"call {remote_name}", env, watch) as session:
+                    try:
+                        return await session.call_tool(remote_name, arguments)
+                    except Exception as exc:
+                        failure = exc
+            except Exception as exc:  # transport: the server died, or would not start
+                failure = failure or exc
+            return None
+
+        try:
+            result = await guarded(exchange(), timeout=timeout, cancel=_cancel(), watch=watch)
+        except CallStopped as stopped:
+            raise ToolException(f"MCP server '{name}': {stopped}") from None
         if failure is not None or result is None:
             reason = _reason(failure, {}) if failure else "no answer"
-            raise ToolException(f"MCP server '{name}' failed: {reason}") from failure
+            raise ToolException(f"MCP server '{name}' is down or failed: {reason}") from failure
         text = result_text(result.content, max_chars)
         if result.isError:
             raise ToolException(text or "the tool reported an error and said nothing more")
