@@ -239,11 +239,11 @@ def warn(message: str) -> None:
 def warn_if_clipped(text: str | None, what: str) -> None:
     """A warning when `text` (a message, feedback) is over what a thread takes: the model
     gets its start and a note (agent/input_bounds.py)."""
-    from agentcli.agent.input_bounds import MAX_MESSAGE_BYTES, clipped
+    from agentcli.session.attachments import over_bound
 
-    if text is not None and clipped(text) is not text:
-        size = len(text.encode("utf-8", "surrogatepass"))
+    if text is not None and (over := over_bound(text)) is not None:
+        size, most = over
         warn(
-            f"{what} is {size:,} bytes: only its first {MAX_MESSAGE_BYTES:,} are sent, with a"
+            f"{what} is {size:,} bytes: only its first {most:,} are sent, with a"
             " note telling the model it was clipped"
         )

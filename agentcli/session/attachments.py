@@ -1,5 +1,6 @@
 """What goes with a chat message: the workspace files its `@path` words name, and the output
-of the person's own `!command`s, each fenced as untrusted text.
+of the person's own `!command`s, each fenced as untrusted text; and how much of a message a
+thread takes (over_bound: agent/input_bounds.py clips the rest).
 
 A word that starts with `@` (at the start of the message or after a space) names a file when
 something is there, read from the workspace as the OS would; then it is read as read_file
@@ -130,3 +131,13 @@ def completions(workspace: Path, typed: str) -> list[str]:
     except OSError:
         return []
     return sorted(found)[:MAX_COMPLETIONS]
+
+
+def over_bound(text: str) -> tuple[int, int] | None:
+    """A message's size and the most of it a thread takes, in bytes of UTF-8, when it is
+    over that (the model gets its start and a note); None when it fits."""
+    from agentcli.agent.input_bounds import MAX_MESSAGE_BYTES, clipped
+
+    if clipped(text) is text:
+        return None
+    return len(text.encode("utf-8", "surrogatepass")), MAX_MESSAGE_BYTES
