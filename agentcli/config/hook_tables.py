@@ -92,6 +92,8 @@ def _command(entry: Any, where: str, problems: list[str]) -> dict[str, Any] | No
 
 
 def _compiles(matcher: str) -> bool:
+    if matcher in ("", "*"):  # every tool
+        return True
     try:
         re.compile(matcher)
     except re.error:

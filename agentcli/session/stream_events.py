@@ -26,6 +26,7 @@ from agentcli.events import (
     CallProgress,
     Compacted,
     Event,
+    HookNote,
     Retry,
     ReviewRequest,
     TextDelta,
@@ -97,6 +98,8 @@ class Translator:
                 )
             elif isinstance(chunk, dict) and isinstance(chunk.get("compacted"), dict):
                 yield compacted(chunk["compacted"])
+            elif isinstance(chunk, dict) and isinstance(chunk.get("hook_note"), str):
+                yield HookNote(chunk["hook_note"])
             return
         for node, update in chunk.items():
             if node == INTERRUPT:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentcli.agent.review.mode_checks import held
@@ -50,6 +50,7 @@ class Weighed:
     reason: str = ""
     note: str = ""
     policy: bool = False
+    told: tuple[str, ...] = ()  # what hooks said for the person, whatever was decided
 
 
 def weigh(
@@ -78,6 +79,19 @@ def weigh(
             tool=name,
         )
     said = _said(replies)
+    told = tuple(f"{hook_label(r.command)}: {r.message}" for r in replies if r.message)
+    weighed = _weighed(ctx, name, args, allowed, said, problem)
+    return replace(weighed, told=told) if told else weighed
+
+
+def _weighed(
+    ctx: Any,
+    name: str,
+    args: dict[str, Any],
+    allowed: Iterable[str],
+    said: _Said,
+    problem: Callable[[dict[str, Any]], str | None],
+) -> Weighed:
     if said.decision != "deny" and said.updated is not None:
         new = agentcli_input(name, said.updated, args, ctx.workspace)
         if new != args:

@@ -146,6 +146,8 @@ def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 
 
             # the person's PreToolUse hooks, then the policy (hook_checks.py)
             verdict = weigh(ctx, call, allowed, thread, unfit)
+            for said in verdict.told:  # a hook's words for the person: shown as marks
+                runtime.stream_writer({"hook_note": said})
             ran = None if verdict.args == call["args"] else verdict.args
             if ran is not None:  # a hook's updatedInput: what runs, and what the model sees
                 changed[call["id"]] = verdict.args
