@@ -23,11 +23,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.events import RunStatus
 from agentcli.hooks.command_run import person_environment
 from agentcli.hooks.command_run import run_command as run
+from agentcli.hooks.hook_set import hook_set
+from agentcli.hooks.turn_events import notified
 from agentcli.terminal_text import dumps
 
 if TYPE_CHECKING:
@@ -90,18 +93,29 @@ def notify_environment(
 def notify(settings: Settings, document: dict[str, Any]) -> str | None:
     """Run `[notify] command` with `document` on its stdin, if one is set. Returns why it
     failed (for one warning line), or None. Takes at most the timeout and a second."""
+    from agentcli.agent.outbound import settings_redactor
+
+    redactor = settings_redactor(settings)
+    _notification_hooks(settings, redactor, document)
     command = settings.notify_command.strip()
     if not command:
         return None
-    from agentcli.agent.outbound import settings_redactor
-
-    document = settings_redactor(settings).value(document)  # the model's arguments too
+    document = redactor.value(document)  # the model's arguments too
     return run_command(
         command,
         (dumps(document) + "\n").encode("utf-8"),
         notify_environment(settings),
         settings.notify_timeout,
     )
+
+
+def _notification_hooks(settings: Settings, redactor: Any, document: dict[str, Any]) -> None:
+    """The person's Notification hooks, told that calls wait (their replies are not read)."""
+    hooks = hook_set(settings, (settings.api_key, settings.db_url), redactor.value)
+    names = ", ".join(sorted({str(call.get("tool")) for call in document.get("pending", [])}))
+    message = f"agentcli needs your permission to use {names or 'a tool'}"
+    workspace = Path(document.get("workspace") or ".")
+    notified(hooks, message, str(document.get("thread_id", "")), workspace)
 
 
 def run_command(command: str, stdin: bytes, env: dict[str, str], timeout: float) -> str | None:
