@@ -299,3 +299,17 @@ def test_a_hooks_allow_never_runs_a_command_unconfined(agent: Agent, tmp_path: P
         for child in outside.iterdir():
             child.unlink()
         outside.rmdir()
+
+
+def test_a_plans_tasks_pass_the_hooks_too(agent: Agent) -> None:
+    configure(agent, ("Bash", VALIDATOR))
+    tasks = [
+        {"id": 1, "tool": "shell", "args": {"command": "grep x y; touch ran.txt"}, "deps": []},
+        {"id": 2, "tool": "write_file", "args": {"path": "kept.txt", "content": "k"}, "deps": []},
+    ]
+    agent.server.push(tool_calls(("plan", {"tasks": tasks})), text("one of two"))
+    done = agent.run("run", "--plan", "two things", "-y", "-o", "json")
+    assert done.returncode == 0, done.stderr
+    assert not (agent.workspace / "ran.txt").exists()
+    assert (agent.workspace / "kept.txt").read_text() == "k"
+    assert any(r["who"] == "hook" and r["decision"] == "denied" for r in audit(agent))
