@@ -111,3 +111,21 @@ def test_a_hooks_message_for_the_person_is_marks(agent: Agent) -> None:
     out = agent.run("run", "-y", "look")
     assert out.returncode == 0, out.stderr
     assert "careful" in out.stderr and "\x1b]52" not in out.stderr and "⟦ESC⟧" in out.stderr
+
+
+def test_a_hook_gets_the_persons_environment_without_agentclis_secrets(
+    agent: Agent, tmp_path: Path
+) -> None:
+    seen = tmp_path / "env.txt"
+    secret = "sk-test-hooks-secret-4711"
+    agent.env.update(OPENAI_API_KEY=secret, MY_TOKEN="mine", ALSO_THE_KEY=secret)
+    configure(
+        agent, "PreToolUse", f"env > {shlex.quote(str(seen))}; pwd >> {shlex.quote(str(seen))}"
+    )
+    agent.server.push(tool_calls(("list_dir", {"path": "."})), text("ok"))
+    out = agent.run("run", "-y", "look")
+    assert out.returncode == 0, out.stderr
+    env = seen.read_text()
+    assert secret not in env and "AGENTCLI_" not in env and "MY_TOKEN=mine" in env
+    assert f"CLAUDE_PROJECT_DIR={agent.workspace}" in env
+    assert env.rstrip().endswith(str(agent.workspace))  # run in the workspace
