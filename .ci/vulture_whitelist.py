@@ -32,3 +32,9 @@ _._pool  # tools/deadline.py: concurrent.futures
 
 # the built-in tools, for the tests and bench/ (public interface of agentcli_tools)
 builtin_tools  # tools/registry.py
+
+# Settings fields read by name (getattr(settings, f"hooks_{attr}")): config/hook_tables.py
+_.hooks_pre_tool_use
+_.hooks_post_tool_use
+_.hooks_user_prompt_submit
+_.hooks_stop

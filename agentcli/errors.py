@@ -66,6 +66,10 @@ class RunStopped(AgentcliError):
     """The run stopped on a limit (max_steps, invalid calls); the thread can continue."""
 
 
+class HookBlocked(AgentcliError):
+    """One of the person's hooks kept a message from being sent (UserPromptSubmit)."""
+
+
 class SnapshotError(AgentcliError):
     """A snapshot of the workspace could not be taken, read or restored (undo)."""
 
@@ -85,7 +89,7 @@ class SetupNeeded(UsageError):
 EXIT_CODES: dict[type[AgentcliError], ExitCode] = {
     UsageError: ExitCode.USAGE,  # with ConfigError, ThreadNotFound, SetupNeeded
     Interrupted: ExitCode.INTERRUPTED,
-    AgentcliError: ExitCode.ERROR,  # ModelError, ThreadBusy, RunStopped, SnapshotError
+    AgentcliError: ExitCode.ERROR,  # ModelError, ThreadBusy, RunStopped, SnapshotError, HookBlocked
 }
 
 

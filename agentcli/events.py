@@ -106,6 +106,14 @@ class Retry(Event):
 
 
 @dataclass
+class HookNote(Event):
+    """What one of the person's hooks said for the person (its systemMessage, the stderr of
+    a non-blocking error): their own program's words, shown as untrusted text."""
+
+    text: str
+
+
+@dataclass
 class AnswerCutOff(Event):
     """The server cut the answer off (`length`: max_tokens or a full context; `truncated`):
     the run ends `incomplete`, and the calls it named (`dropped_calls`) did not run."""

@@ -44,11 +44,15 @@ from agentcli.agent.text_calls.prompt import as_text, describe
 from agentcli.agent.text_calls.recovery import with_text_calls
 from agentcli.agent.text_calls.stream import HeldBack
 from agentcli.agent.tools_node import make_tools_node
+from agentcli.agent.untrusted_text_fence import fence
 from agentcli.audit.chain import chaining
 from agentcli.errors import Interrupted
+from agentcli.hooks.turn_events import stopping
 from agentcli.threads.langgraph_internals import step_checkpoint
 from agentcli.threads.stopped_answer import INTERRUPTED, was_stopped
 from agentcli.threads.store_key import key_of
+
+STOP_HOOK = "agentcli_stop_hook"  # marks the message a Stop hook sent the model
 
 SYSTEM = """You are agentcli, an assistant working in a terminal on the user's machine.
 Your workspace is {workspace}; file paths are relative to it and the shell runs there.
@@ -57,11 +61,34 @@ feedback instead. A rejected call did not run: do not retry it unchanged; read a
 and adapt. Be brief."""
 
 
+def stop_hooks(
+    ctx: RunContext, messages: Sequence[BaseMessage], reply: BaseMessage, thread: str, write: Any
+) -> HumanMessage | None:
+    """The person's Stop hooks on a turn's answer: a block's reason, as the message the
+    model reads next (marked as the hook's), or None: the turn ends."""
+    blocks = 0
+    for message in reversed(messages):  # Stop hooks that sent this turn on, in a row
+        if not isinstance(message, HumanMessage):
+            continue
+        if not message.additional_kwargs.get(STOP_HOOK):
+            break
+        blocks += 1
+    text = reply.text if isinstance(reply, AIMessage) else ""
+    heard = stopping(ctx.hooks, text, blocks, thread, ctx.workspace, ctx.policy.mode)
+    for said in heard.notes:
+        write({"hook_note": said})
+    if heard.blocked is None:
+        return None
+    said = fence("hook_feedback", f"not done yet, says {heard.blocked}")
+    return HumanMessage(said, additional_kwargs={STOP_HOOK: True})
+
+
 def steps_since_user(messages: Sequence[BaseMessage]) -> int:
-    """Model turns since the last user message (the step count for max_steps)."""
+    """Model turns since the last user message (the step count for max_steps); a Stop
+    hook's message is not the person's."""
     count = 0
     for message in reversed(messages):
-        if isinstance(message, HumanMessage):
+        if isinstance(message, HumanMessage) and not message.additional_kwargs.get(STOP_HOOK):
             break
         count += isinstance(message, AIMessage)
     return count
@@ -247,6 +274,9 @@ def build_graph(
         update["messages"] = [reply]
         if was_stopped(reply):  # stopped mid-answer: the turn ends
             return Command(update=update, goto=END)
+        if not calls and (more := stop_hooks(ctx, messages, reply, thread, write)):
+            update["messages"] = [reply, more]  # a Stop hook sends the turn on
+            return Command(update=update, goto="agent")
         return Command(update=update, goto="review" if calls else END)
 
     builder = StateGraph(AgentState, context_schema=context_schema)

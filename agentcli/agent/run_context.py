@@ -17,6 +17,7 @@ from agentcli.agent.secrets import NEVER_PASS
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import sandbox_of
 from agentcli.config import Settings
+from agentcli.hooks.hook_set import hook_set
 from agentcli.policy.approval_policy import Policy
 from agentcli.undo.call_snapshots import snapshots_of
 
@@ -61,4 +62,5 @@ def run_context(
         compact_keep=s.compact_keep,
         tool_result_share=s.tool_result_share,
         answer_reserve=s.answer_reserve,
+        hooks=hook_set(s, (s.api_key, s.db_url), getattr(redactor, "value", None)),
     )

@@ -92,6 +92,8 @@ class RunContext(ToolContext):
     # True on a server: answers come from its clients, whose say that a rule or flag
     # decided (`who`/`by`) is not believed
     from_clients: bool = False
+    # the person's hooks (hooks/hook_set.HookSet; None: none configured)
+    hooks: Any = None
     # the model's context window in tokens (None: unknown, nothing compacted unless the
     # server refuses a request as too long) and how a thread is kept inside it
     # (context/compaction.py)

@@ -26,8 +26,10 @@ from agentcli.agent.review.approval_seals import call_sealed, step_of, thread_of
 from agentcli.agent.review.cut_off_calls import ask_again, journal_key, settle
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import OFF, UNCONFINED, ran_under, would_confine
+from agentcli.agent.untrusted_text_fence import fence
 from agentcli.audit.records import NOT_APPROVED, audit_record
 from agentcli.decisions import PLAN_RERUN_DECISIONS, RERUN_DECISIONS
+from agentcli.hooks.turn_events import tool_used
 from agentcli.threads.call_journal import RunProcess
 from agentcli.threads.langgraph_internals import with_runtime
 from agentcli.threads.store_key import key_of
@@ -102,6 +104,7 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         if journal is not None:
             journal.call_started(thread_id, key)
         result = _redacted(tool_node.invoke(task, config), ctx.redactor)
+        _after(result, call, ctx, thread_id, runtime.stream_writer)  # PostToolUse hooks
         if undo:
             _note(result, undo)
         if would_confine(ctx, call["name"]) or unconfined:
@@ -143,6 +146,25 @@ def _with_context(
         return config
     context = replace(runtime.context, **changes)
     return with_runtime(config, runtime.override(context=context))
+
+
+def _after(result: Any, call: Any, ctx: RunContext, thread: str, write: Any) -> None:
+    """The person's PostToolUse hooks on the call's result: what they say for the model is
+    added to it (fenced), what they say for the person is a note."""
+    if ctx.hooks is None or not ctx.hooks.has("PostToolUse"):
+        return
+    for message in result.get("messages", []) if isinstance(result, dict) else []:
+        if not isinstance(message, ToolMessage):
+            continue
+        ok = message.status != "error"
+        heard = tool_used(ctx.hooks, call, message.text, ok, thread, ctx.workspace, ctx.policy.mode)
+        for said in heard.notes:
+            write({"hook_note": said})
+        told = [f"blocked by {heard.blocked}"] if heard.blocked else []
+        redact = getattr(ctx.redactor, "value", None) or (lambda text: text)
+        for said in [*told, *heard.context]:
+            if isinstance(message.content, str):
+                message.content += "\n" + fence("hook_feedback", redact(said))
 
 
 def _note(result: Any, problem: str) -> None:

@@ -31,7 +31,7 @@ class ReviewAlarm:
 
         settings = session.settings
         also = None
-        if settings.notify_command.strip():
+        if settings.notify_command.strip() or settings.hooks_notification:
             pending = with_digests(session.thread_id, session.values(), review.action_requests)
             document = pending_document(NotifyEvent.WAITING, session, pending, now())
 

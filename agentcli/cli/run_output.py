@@ -38,6 +38,7 @@ def list_pending(requests: list[dict[str, Any]], as_json: bool) -> None:
         args = json.dumps(request["args"], ensure_ascii=False)
         note = f"  ({request.get('description')})" if request.get("rerun") else ""
         note += f"  (cannot be undone: {request['undo']})" if request.get("undo") else ""
+        note += f"  (hooks: {request['hook']})" if request.get("hook") else ""
         print(line(f"{_name(request)}  {request['name']}  {args}{note}"))
 
 
@@ -58,6 +59,8 @@ def _pending_row(request: dict[str, Any]) -> dict[str, Any]:
         row["rerun"] = request["rerun"]
     if request.get("undo"):  # why undo could not take all of its changes back
         row["undo"] = request["undo"]
+    if request.get("hook"):  # what the person's hooks said: a hook asked, failed or edited
+        row["hook"] = request["hook"]
     if "plan_task" in request:  # a task of a plan under review: its number and deps
         row["plan_task"], row["deps"] = request["plan_task"], request.get("deps", [])
     return row

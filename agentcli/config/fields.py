@@ -24,6 +24,14 @@ class Field:
     expect: str | None = None  # what a value looks like, for people (else said by type)
 
 
+# the hook events agentcli runs (Claude Code's names) and the Settings attribute of each
+HOOK_EVENTS = {
+    "PreToolUse": "pre_tool_use",
+    "PostToolUse": "post_tool_use",
+    "UserPromptSubmit": "user_prompt_submit",
+    "Notification": "notification",
+    "Stop": "stop",
+}
 FRACTION = "a share of the context window, more than 0 and at most 1, e.g. 0.8"
 FIELDS: dict[str, Field] = {
     f"{section}.{name}": fld
@@ -114,6 +122,10 @@ FIELDS: dict[str, Field] = {
             ),
             "network": Field("sandbox_network", bool),
             "writable": Field("sandbox_writable", list, expect='a list of paths, e.g. ["~/.npm"]'),
+        },
+        "hooks": {  # [[hooks.EVENT]] tables (config/hook_tables.py): never from the workspace
+            event: Field(f"hooks_{attr}", list, expect=f"[[hooks.{event}]] tables")
+            for event, attr in HOOK_EVENTS.items()
         },
         "notify": {
             "command": Field("notify_command", str, expect="a command line for sh -c"),

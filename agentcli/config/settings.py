@@ -25,6 +25,7 @@ from agentcli.config.checks import (
     shown_value,
 )
 from agentcli.config.fields import FIELDS, MODEL_TABLE_KEYS
+from agentcli.config.hook_tables import hook_tables
 from agentcli.errors import ConfigError
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -94,6 +95,12 @@ class Settings:
     sandbox_mode: str = "workspace-write"
     sandbox_network: bool = False
     sandbox_writable: list[str] = field(default_factory=list)
+    # [[hooks.EVENT]] tables, checked (config/hook_tables.py): {"matcher", "command", "timeout"}
+    hooks_pre_tool_use: list[dict[str, Any]] = field(default_factory=list)
+    hooks_post_tool_use: list[dict[str, Any]] = field(default_factory=list)
+    hooks_user_prompt_submit: list[dict[str, Any]] = field(default_factory=list)
+    hooks_notification: list[dict[str, Any]] = field(default_factory=list)
+    hooks_stop: list[dict[str, Any]] = field(default_factory=list)
     notify_command: str = ""  # run with the pending calls as JSON (session/notify.py)
     notify_after: float = 60.0  # seconds a chat review waits before it rings
     notify_timeout: float = 10.0  # seconds the notify command may take
@@ -159,6 +166,7 @@ def load_settings(
     check_rules(settings.rules, sources.get("approval.rules", "config"), problems)
     check_servers(settings.mcp_servers, sources.get("mcp.servers", "config"), problems)
     check_prices(settings.prices, sources.get("model.prices", "config"), problems)
+    settings = replace(settings, **hook_tables(settings, sources, problems))
     if problems:
         raise ConfigError(*problems, *_more(more_problems, settings))
     origin = sources.get("approval.rules", "config")

@@ -9,30 +9,28 @@ could run it the same way. The document:
      "pending": [{"call_id", "digest"?, "tool", "args", "waiting_since"?, "rerun"?}],
      "resume": "agentcli review ID"}
 
-The command is the person's own, run by the shell (`sh -c`, as git runs a hook) in a
-session of its own: no terminal (stdin is the document, stdout and stderr are kept from the
-screen), stopped with its children after `[notify] timeout` seconds. A failure is one
-warning, never an error: the run's outcome (exit 3) stands.
+The command is the person's own, run as a hook is (hooks/command_run.py: by the shell, in
+a session of its own, no terminal, stopped with its children after `[notify] timeout`
+seconds, with the person's environment minus agentcli's secrets). A failure is one warning,
+never an error: the run's outcome (exit 3) stands.
 
-It gets the person's environment (a webhook may need their token, notify-send their
-DISPLAY), minus what is agentcli's: `AGENTCLI_*` (the database URL may hold a password),
-OPENAI_API_KEY, and any variable holding the model's key or the database URL under another
-name. The arguments in the document are the model's: the command must treat them as data;
-like everything that leaves agentcli, the document passes the session's redactor.
+The arguments in the document are the model's: the command must treat them as data; like
+everything that leaves agentcli, the document passes the session's redactor.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import os
-import signal
-import subprocess
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.events import RunStatus
+from agentcli.hooks.command_run import person_environment
+from agentcli.hooks.command_run import run_command as run
+from agentcli.hooks.hook_set import hook_set
+from agentcli.hooks.turn_events import notified
 from agentcli.terminal_text import dumps
 
 if TYPE_CHECKING:
@@ -45,11 +43,6 @@ class NotifyEvent(StrEnum):
 
     PARKED = RunStatus.AWAITING_APPROVAL.value  # a scripted run or review ended with exit 3
     WAITING = "review_waiting"  # a review in chat has waited [notify] after seconds
-
-
-NEVER_PASS = ("AGENTCLI_*", "OPENAI_API_KEY")
-STOP_GRACE_S = 1.0  # after the timeout: how long the stopped command may take to go
-_STDERR_SHOWN = 200  # characters of the command's last stderr line in the warning
 
 
 def now() -> str:
@@ -94,25 +87,20 @@ def notify_environment(
     settings: Settings, environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """The person's environment without agentcli's secrets (see the module's docstring)."""
-    environ = os.environ if environ is None else environ
-    secrets = (settings.api_key, settings.db_url, environ.get("OPENAI_API_KEY"))
-    hidden = {value for value in secrets if value}
-    return {
-        name: value
-        for name, value in environ.items()
-        if value not in hidden and not any(fnmatch.fnmatchcase(name, p) for p in NEVER_PASS)
-    }
+    return person_environment((settings.api_key, settings.db_url), environ)
 
 
 def notify(settings: Settings, document: dict[str, Any]) -> str | None:
     """Run `[notify] command` with `document` on its stdin, if one is set. Returns why it
     failed (for one warning line), or None. Takes at most the timeout and a second."""
+    from agentcli.agent.outbound import settings_redactor
+
+    redactor = settings_redactor(settings)
+    _notification_hooks(settings, redactor, document)
     command = settings.notify_command.strip()
     if not command:
         return None
-    from agentcli.agent.outbound import settings_redactor
-
-    document = settings_redactor(settings).value(document)  # the model's arguments too
+    document = redactor.value(document)  # the model's arguments too
     return run_command(
         command,
         (dumps(document) + "\n").encode("utf-8"),
@@ -121,47 +109,16 @@ def notify(settings: Settings, document: dict[str, Any]) -> str | None:
     )
 
 
+def _notification_hooks(settings: Settings, redactor: Any, document: dict[str, Any]) -> None:
+    """The person's Notification hooks, told that calls wait (their replies are not read)."""
+    hooks = hook_set(settings, (settings.api_key, settings.db_url), redactor.value)
+    names = ", ".join(sorted({str(call.get("tool")) for call in document.get("pending", [])}))
+    message = f"agentcli needs your permission to use {names or 'a tool'}"
+    workspace = Path(document.get("workspace") or ".")
+    notified(hooks, message, str(document.get("thread_id", "")), workspace)
+
+
 def run_command(command: str, stdin: bytes, env: dict[str, str], timeout: float) -> str | None:
-    """`command` by the shell, in a session of its own, fed `stdin`; why it failed, or None."""
-    try:
-        process = subprocess.Popen(
-            command,
-            shell=True,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            env=env,
-            start_new_session=True,  # no controlling terminal; one group to stop
-        )
-    except (OSError, ValueError) as exc:
-        return f"notify command could not start: {exc}"
-    try:
-        _, err = process.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _stop(process)
-        return f"notify command did not finish within {timeout:g} s: stopped"
-    if process.returncode == 0:
-        return None
-    status = process.returncode
-    said = f"exited with status {status}" if status > 0 else f"killed by signal {-status}"
-    lines = err.decode("utf-8", "replace").strip().splitlines()
-    last = f": {lines[-1][:_STDERR_SHOWN]}" if lines else ""
-    return f"notify command {said}{last}"
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Kill the command and everything it started (its process group), then reap it."""
-    try:
-        if hasattr(os, "killpg"):
-            os.killpg(process.pid, signal.SIGKILL)
-        else:  # pragma: no cover - Windows
-            process.kill()
-    except OSError:  # already gone
-        pass
-    try:  # a child that left the group may still hold stderr: do not wait for it long
-        process.communicate(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        if process.stderr:
-            process.stderr.close()
-        process.wait()
+    """`command` by the shell (hooks/command_run.py), fed `stdin`; why it failed, or None."""
+    finished = run(command, stdin, env, timeout)
+    return None if finished.status == 0 else f"notify command {finished.said()}"

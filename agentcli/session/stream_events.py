@@ -26,6 +26,7 @@ from agentcli.events import (
     CallProgress,
     Compacted,
     Event,
+    HookNote,
     Retry,
     ReviewRequest,
     TextDelta,
@@ -97,6 +98,8 @@ class Translator:
                 )
             elif isinstance(chunk, dict) and isinstance(chunk.get("compacted"), dict):
                 yield compacted(chunk["compacted"])
+            elif isinstance(chunk, dict) and isinstance(chunk.get("hook_note"), str):
+                yield HookNote(chunk["hook_note"])
             return
         for node, update in chunk.items():
             if node == INTERRUPT:
@@ -204,12 +207,13 @@ def policy_decisions(
     policy: Policy, review: ReviewRequest, allowed: Iterable[str], workspace: Path | None = None
 ) -> list[Decision] | None:
     """Decide a pending review by a policy, or None if a person must (always for a call
-    that may have partly run before: no flag or rule runs it again). An approval mode
+    that may have partly run before, or one a hook asked about or changed: no flag or rule
+    answers it). An approval mode
     answers nothing here: it was in force, or not, when the review asked."""
     allowed = list(allowed)
     decisions: list[Decision] = []
     for request in review.action_requests:
-        if request.get("rerun"):
+        if request.get("rerun") or request.get("hook"):  # a hook asked: a person answers
             return None
         verdict = policy.decide(request["name"], request["args"], allowed, workspace=workspace)
         if verdict.decision == "ask" or verdict.who == LABEL:

@@ -22,6 +22,7 @@ from agentcli.events import (
     Compacted,
     Done,
     Event,
+    HookNote,
     Retry,
     ReviewRequest,
     RunStatus,
@@ -33,7 +34,7 @@ from agentcli.terminal_text import mark, visible
 from agentcli.ui.call_preview import Preview
 from agentcli.ui.diff_text import diff_shown
 from agentcli.ui.outcome_mark import outcome_mark, outcome_style
-from agentcli.ui.safe_text import mark_spans, safe_line
+from agentcli.ui.safe_text import mark_spans, safe_line, styled
 
 if TYPE_CHECKING:
     from agentcli.ui.live_answer import LiveView
@@ -121,6 +122,9 @@ class Renderer:
             change = event.change or "trying again"
             note = f"{event.error}; {change} (attempt {event.attempt} of {event.attempts})"
             self.info.print(safe_line(note, "dim"))
+        elif isinstance(event, HookNote):
+            self.end_line()
+            self.info.print(styled(("hook: ", "yellow"), (event.text, "yellow"), multiline=True))
         elif isinstance(event, AnswerCutOff):
             self.end_line()
             self.info.print(safe_line(cut_off_note(event), "yellow"))

@@ -138,6 +138,8 @@ def _show_call(
     name = request["name"]
     shown = preview(name, args, workspace)
     console.print(call_panel(name, shown, *place, reason, EDITED * edited))
+    if hook := request.get("hook"):  # the person's hooks' own words: marks, never codes
+        console.print(styled(("hooks: ", "yellow"), (str(hook), "yellow"), multiline=True))
     if sandbox := request.get("sandbox"):
         console.print(styled(("runs in the sandbox: ", "dim"), (str(sandbox), "dim")))
     if (limit := request.get("undo")) and not edited:  # said of the call as proposed

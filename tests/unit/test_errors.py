@@ -23,6 +23,7 @@ EXPECTED = {
     "AnswerStopped": ExitCode.INTERRUPTED,
     "SnapshotError": ExitCode.ERROR,
     "ChangedSince": ExitCode.ERROR,
+    "HookBlocked": ExitCode.ERROR,  # a UserPromptSubmit hook kept the message unsent
 }
 
 

@@ -36,8 +36,8 @@ from agentcli.agent.review.approval_seals import (
     step_of,
     thread_of,
 )
+from agentcli.agent.review.hook_checks import weigh
 from agentcli.agent.review.interrupt_payload import review_request
-from agentcli.agent.review.mode_checks import held
 from agentcli.agent.review.node import Turn
 from agentcli.agent.review.pending_calls import vet
 from agentcli.agent.review.precheck import precondition
@@ -59,6 +59,10 @@ def plans_this_turn(messages: Sequence[BaseMessage]) -> int:
         if isinstance(message, AIMessage):
             count += any(call["name"] == PLAN for call in message.tool_calls)
     return count
+
+
+def _as_planned(args: dict[str, Any]) -> str:
+    return "a task of a plan runs with the arguments planned"
 
 
 def make_plan_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two node halves
@@ -89,12 +93,13 @@ def make_plan_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two node halve
         lifted: list[str] = []
         for task in plan.by_id:
             task_call = task.call(call["id"])
-            verdict = ctx.policy.decide(task.tool, task.args, allowed, workspace=ctx.workspace)
-            verdict = held(ctx, task.tool, task.args, verdict)
+            # the person's PreToolUse hooks too (hook_checks.py); a task keeps its planned
+            # arguments: a hook's updatedInput denies it (the person reviewed the plan)
+            verdict = weigh(ctx, task_call, allowed, thread, _as_planned)
             if verdict.decision == "allow":
                 rule = (
                     unconfined_rule(ctx.policy.rules, task.tool, task.args)
-                    if would_confine(ctx, task.tool)
+                    if verdict.policy and would_confine(ctx, task.tool)
                     else None
                 )
                 extra = {"sandbox": f"off (by {rule})"} if rule else {}

@@ -30,8 +30,8 @@ from agentcli.agent.review.approval_seals import (
     thread_of,
 )
 from agentcli.agent.review.argument_check import validate_args
+from agentcli.agent.review.hook_checks import HOOK, weigh
 from agentcli.agent.review.interrupt_payload import review_request
-from agentcli.agent.review.mode_checks import held
 from agentcli.agent.review.pending_calls import ALTERED, answered_ids, vet
 from agentcli.agent.review.precheck import precondition
 from agentcli.agent.state import AgentState, RunContext
@@ -123,6 +123,8 @@ def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 
         message = _last_assistant(state["messages"])
         turn = Turn()
         asking: list[dict[str, Any]] = []
+        changed: dict[str | None, dict[str, Any]] = {}  # call id: the arguments a hook gave
+        hooked: dict[str | None, dict[str, Any]] = {}  # call id: what the person is told
         for bad in message.invalid_tool_calls:
             error = str(bad.get("error") or "parse error")
             detail = (
@@ -138,21 +140,33 @@ def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 
             if problem:
                 turn.invalid(call["id"], call["name"], call["args"], problem)
                 continue
-            verdict = ctx.policy.decide(
-                call["name"], call["args"], allowed, workspace=ctx.workspace
-            )
-            verdict = held(ctx, call["name"], call["args"], verdict)
+
+            def unfit(args: dict[str, Any], tool: Any = tool) -> str | None:
+                return validate_args(tool, args, list(by_name)) or precondition(tool, args, ctx)
+
+            # the person's PreToolUse hooks, then the policy (hook_checks.py)
+            verdict = weigh(ctx, call, allowed, thread, unfit)
+            for said in verdict.told:  # a hook's words for the person: shown as marks
+                runtime.stream_writer({"hook_note": said})
+            ran = None if verdict.args == call["args"] else verdict.args
+            if ran is not None:  # a hook's updatedInput: what runs, and what the model sees
+                changed[call["id"]] = verdict.args
             if verdict.decision == "allow":
                 lifted = (
-                    unconfined_rule(ctx.policy.rules, call["name"], call["args"])
-                    if would_confine(ctx, call["name"])
+                    unconfined_rule(ctx.policy.rules, call["name"], verdict.args)
+                    if verdict.policy and would_confine(ctx, call["name"])
                     else None
                 )
-                turn.run(call, "allowed", verdict.who, verdict.by, unconfined=_off(lifted))
+                turn.run(call, "allowed", verdict.who, verdict.by, ran, unconfined=_off(lifted))
             elif verdict.decision == "deny":
                 turn.refuse(call, "denied", verdict.who, verdict.by, verdict.refusal)
             else:
-                asking.append({"call": call, "reason": verdict.reason})
+                asking.append({"call": {**call, "args": verdict.args}, "reason": verdict.reason})
+                note = verdict.note or (f"asked by {verdict.by}" if verdict.who == HOOK else "")
+                if note or ran is not None:  # shown, and never answered by a flag
+                    hooked[call["id"]] = {"note": note or "arguments changed by a hook"}
+                    if ran is not None:
+                        hooked[call["id"]]["model_args"] = call["args"]
 
         invalid = any(record["decision"] == "invalid" for record in turn.audit)
         invalid_turns = state.get("invalid_turns", 0) + 1 if invalid else 0
@@ -162,13 +176,19 @@ def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 
             turn.approved = []
             return Command(update=turn.update(invalid_turns=invalid_turns), goto=END)
         step = step_of(config) + 1  # of the approve task this sends
+        update = turn.update(invalid_turns=invalid_turns)
+        if changed:  # the history shows what runs: same message id, the hooks' arguments
+            message = _with_args(message, changed)
+            update["messages"] = [message, *turn.replies]
         if asking:
-            update = turn.update(invalid_turns=invalid_turns)
             lifted_ids = [c["id"] for c in turn.approved if c["id"] in turn.unconfined]
-            update["review"] = seal_review(key, thread, step, turn.approved, asking, lifted_ids)
+            more = {"hooked": hooked} if hooked else {}
+            update["review"] = seal_review(
+                key, thread, step, turn.approved, asking, lifted_ids, **more
+            )
             return Command(update=update, goto="approve")
         goto, batch = run(ctx, key, config, turn, message)
-        return Command(update=turn.update(invalid_turns=invalid_turns, **batch), goto=goto)
+        return Command(update={**update, **batch}, goto=goto)
 
     def approve(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Command:
         ctx = runtime.context
@@ -183,10 +203,13 @@ def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 
         asking = pending.asking
         calls = [call for call, _ in asking]
         confined = {c["id"] for c in calls if would_confine(ctx, c["name"])}
+        hooked = review.get("hooked") if isinstance(review, Mapping) else None
+        hooked = hooked if isinstance(hooked, dict) else {}  # sealed with the review
         request = review_request(
             asking,
             sandbox=lambda c: ctx.sandbox.label() if c["id"] in confined else None,
             undo=lambda call: review_note(ctx, would_confine(ctx, call["name"]), call),
+            hook=lambda call: (hooked.get(call["id"]) or {}).get("note"),
         )
         decisions = (
             ask(
@@ -215,22 +238,27 @@ def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 
         turn.unconfined = {c["id"] for c in turn.approved if c["id"] in (lifted or [])}
         remember: list[str] = []
         edited: dict[str | None, dict[str, Any]] = {}
-        for (call, _), decision in zip(asking, decisions, strict=True):
+        for (asked, _), decision in zip(asking, decisions, strict=True):
             who, by = decider(decision, ctx.from_clients)
             personal = who in PEOPLE
             kind = decision["type"]
+            # the audit's record names the model's arguments, where a hook changed them
+            proposed = (hooked.get(asked["id"]) or {}).get("model_args")
+            call = asked if proposed is None else {**asked, "args": proposed}
+            ran = None if proposed is None else asked["args"]
             if kind == "approve":
-                if denied(call, call["args"]):
+                if denied(call, asked["args"]):
                     continue
                 off = UNCONFINED_BY_PERSON if decision.get("sandbox") == UNCONFINED else None
-                turn.run(call, "approved" if personal else "allowed", who, by, unconfined=off)
+                verb = "approved" if personal else "allowed"
+                turn.run(call, verb, who, by, ran, unconfined=off)
                 if decision.get("always"):  # the whole tool, or the calls a match fits
                     remember.append(scoped_entry(call["name"], decision.get("match")))
             elif kind == "edit":  # its arguments were checked before it was taken
                 args = decision["edited_action"]["args"]
                 if denied(call, args):
                     continue
-                edited[call["id"]] = args
+                edited[asked["id"]] = args
                 turn.run(call, "edited", who, by, args)
             else:
                 said = decision.get("message")
@@ -238,8 +266,7 @@ def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 
                 turn.refuse(call, kind, who, by, said or REJECTED)
         update = turn.update(review=None)
         if edited:  # the history shows what really ran: same message id, new arguments
-            calls = [{**c, "args": edited.get(c["id"], c["args"])} for c in message.tool_calls]
-            update["messages"] = [message.model_copy(update={"tool_calls": calls}), *turn.replies]
+            update["messages"] = [_with_args(message, edited), *turn.replies]
         if remember:
             update["allowed_tools"] = remember
             update["allowed_seals"] = [seal_tool(key, thread, name) for name in remember]
@@ -247,6 +274,12 @@ def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 
         return Command(update={**update, **batch}, goto=goto)
 
     return review, approve
+
+
+def _with_args(message: AIMessage, args: Mapping[str | None, Any]) -> AIMessage:
+    """The model's turn with these calls' arguments in place of its own."""
+    calls = [{**c, "args": args.get(c["id"], c["args"])} for c in message.tool_calls]
+    return message.model_copy(update={"tool_calls": calls})
 
 
 def _off(rule: str | None) -> str | None:
