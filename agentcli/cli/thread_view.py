@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli_tools.plurals import counted
 from rich.text import Text
 
-from agentcli.threads.transcript import decision_text, speaker
+from agentcli.threads.transcript import DROPPED_NOTE, decision_text, dropped_calls, speaker
 from agentcli.ui.outcome_mark import outcome_mark
 from agentcli.ui.safe_text import safe_line, styled
 
@@ -25,11 +25,13 @@ def draw(console: Any, row: ThreadRow, turns: list[dict[str, Any]]) -> None:
     on = f" on {row.base_url}" if row.base_url else ""
     console.print(styled((f"{row.model}{on} · {row.workspace} · {row.updated_at}", "dim")))
     for turn in turns:
-        if turn["text"]:
+        if turn["text"] or turn.get("cut_off"):
             console.print()
             style = "bold magenta" if turn["role"] == "summary" else "bold cyan"
             label = (f"{speaker(turn)}: ", style)
             console.print(styled(label, turn["text"], multiline=True))
+        for name in dropped_calls(turn):
+            console.print(styled((f"  → {name} {DROPPED_NOTE}", "yellow")))
         for call in turn.get("calls", []):
             args = json.dumps(call["args"], ensure_ascii=False)
             console.print(styled((f"  → {call['tool']} {args}", "cyan")))

@@ -17,7 +17,6 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from agentcli.agent.agent_graph import steps_since_user
 from agentcli.agent.model.chat_model import cost_usd
-from agentcli.agent.model.cut_off_answers import marked_cut_off
 from agentcli.config import Settings
 from agentcli.decisions import Decide, Decision
 from agentcli.events import (
@@ -35,6 +34,7 @@ from agentcli.events import (
 )
 from agentcli.policy.approval_modes import LABEL
 from agentcli.policy.approval_policy import Policy
+from agentcli.threads.cut_off_answer import marked_cut_off
 from agentcli.threads.langgraph_internals import INTERRUPT
 from agentcli.threads.stopped_answer import was_stopped
 

@@ -29,6 +29,7 @@ from agentcli.events import (
     ToolResult,
 )
 from agentcli.terminal_text import mark, visible
+from agentcli.threads.cut_off_answer import why_cut_off
 from agentcli.ui.call_preview import Preview
 from agentcli.ui.diff_text import diff_shown
 from agentcli.ui.outcome_mark import outcome_mark, outcome_style
@@ -169,11 +170,7 @@ def progress_label(event: CallProgress) -> str:
 
 def cut_off_note(event: AnswerCutOff) -> str:
     """The one-line warning for an answer the server cut off."""
-    why = {
-        "length": "it reached max_tokens or filled the model's context",
-        "truncated": "the server truncated it (its context is full)",
-    }.get(event.reason, event.reason)
-    note = f"warning: the answer was cut off: {why}"
+    note = f"warning: the answer was cut off: {why_cut_off(event.reason)}"
     if event.dropped_calls:
         calls = plural("call", len(event.dropped_calls))
         note += f"; its cut-off {calls} did not run: {', '.join(event.dropped_calls)}"
