@@ -30,6 +30,7 @@ from agentcli.agent.model.answer_stream import Accumulator
 from agentcli.agent.model.call_ids import with_call_ids
 from agentcli.agent.model.call_progress import Progress
 from agentcli.agent.model.cut_off_answers import cut_off_reason, without_calls
+from agentcli.agent.model.empty_answers import unless_empty
 from agentcli.agent.model.retries import Retries, answer
 from agentcli.agent.model.storable_calls import with_storable_args
 from agentcli.agent.plan.plan_review import make_plan_nodes
@@ -225,7 +226,10 @@ def build_graph(
             def once(chat: Any) -> BaseMessage:
                 return ask(chat, request, write, ctx, offered)
 
-            return answer(once, chosen.bound, request, write, ctx.cancel, retries)
+            # an empty answer is asked for again, never stored (model/empty_answers.py)
+            return unless_empty(
+                lambda: answer(once, chosen.bound, request, write, ctx.cancel, retries), write
+            )
 
         try:
             reply = asked(sent)

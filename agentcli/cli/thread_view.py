@@ -1,5 +1,6 @@
 """`agentcli threads show` as a person reads it: each message, then each call with its
-decision, where it ran, the files it changed and the start of its result."""
+decision, where it ran, the files it changed and the start of its result; last, why the
+last run failed, if it did (an empty answer is not kept: model/empty_answers.py)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,9 @@ def draw(console: Any, row: ThreadRow, turns: list[dict[str, Any]]) -> None:
                 continue  # its result is each task's, shown above
             if call["result"] is not None:
                 show_result(console, call["result"], call.get("status"))
+    if row.last_error:  # the last run failed: what the thread holds has no answer after it
+        console.print()
+        console.print(styled(("last run failed: ", "red"), row.last_error))
 
 
 def show_result(console: Any, result: str, status: str | None) -> None:

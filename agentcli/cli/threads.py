@@ -110,7 +110,8 @@ def show(
     mark_changes(settings, row, values.get("messages", []), turns)
     redact = settings_redactor(settings)  # as export does
     turns = redact.value(turns)
-    row = replace(row, title=redact(row.title))  # a thread made before titles were redacted
+    # a thread made before titles were redacted; an error may quote what a request carried
+    row = replace(row, title=redact(row.title), last_error=redact.value(row.last_error))
     if as_json:
         print(dumps({"thread": row.as_dict(), "entries": turns}, indent=2))
         return

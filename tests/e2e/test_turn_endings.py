@@ -60,7 +60,7 @@ def test_an_answer_empty_twice_fails_the_run_and_is_never_stored(agent: Agent) -
     assert document["thread"]["status"] == "error"
     shown = agent.run("threads", "show", thread)
     assert shown.returncode == 0, shown.stderr
-    assert re.search(r"no answer: the model's answer was empty", shown.stdout), shown.stdout
+    assert re.search(r"last run failed: the model.s answer was empty", shown.stdout), shown.stdout
     # a later turn: the model sees the two questions, never an empty answer between them
     agent.server.push(text("Hello again."))
     again = agent.run("run", "--thread", thread, "hello?")

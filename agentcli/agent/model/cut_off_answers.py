@@ -40,4 +40,3 @@ def without_calls(message: AIMessage, reason: str) -> AIMessage:
             "response_metadata": meta,
         }
     )
-
