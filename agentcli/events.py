@@ -100,6 +100,9 @@ class Retry(Event):
     attempt: int
     attempts: int
     change: str = ""  # what this try does differently (no streaming, empty content)
+    # the error's whole text when `error` only names it (a server's long message): shown
+    # with --debug, kept in logs/model.log
+    detail: str = ""
 
 
 @dataclass

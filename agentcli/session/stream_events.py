@@ -94,6 +94,7 @@ class Translator:
                     int(retry.get("attempt", 0)),
                     int(retry.get("attempts", 0)),
                     str(retry.get("change", "")),
+                    str(retry.get("detail", "")),
                 )
             elif isinstance(chunk, dict) and isinstance(chunk.get("compacted"), dict):
                 yield compacted(chunk["compacted"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,7 @@ from agentcli.threads.cut_off_answer import why_cut_off
 from agentcli.ui.call_preview import Preview
 from agentcli.ui.diff_text import diff_shown
 from agentcli.ui.outcome_mark import outcome_mark, outcome_style
-from agentcli.ui.safe_text import mark_spans, safe_line
+from agentcli.ui.safe_text import mark_spans, safe_line, styled
 
 if TYPE_CHECKING:
     from agentcli.ui.live_answer import LiveView
@@ -67,6 +68,7 @@ class Renderer:
         self.defer_calls = False
         self._calls: list[dict] = []
         self.live: LiveView | None = None
+        self.debug = os.environ.get("AGENTCLI_DEBUG") == "1"  # --debug (set by the CLI)
         if out.is_terminal and not out.no_color and info is None:
             from agentcli.ui.live_answer import LiveView  # rich.markdown: only for a terminal
 
@@ -121,6 +123,8 @@ class Renderer:
             change = event.change or "trying again"
             note = f"{event.error}; {change} (attempt {event.attempt} of {event.attempts})"
             self.info.print(safe_line(note, "dim"))
+            if event.detail and self.debug:  # the whole text the line only names
+                self.info.print(styled((event.detail, "dim"), multiline=True))
         elif isinstance(event, AnswerCutOff):
             self.end_line()
             self.info.print(safe_line(cut_off_note(event), "yellow"))
