@@ -37,6 +37,7 @@ from agentcli.agent.plan.plan_review import make_plan_nodes
 from agentcli.agent.plan.plan_run import advance
 from agentcli.agent.plan.plan_tool import INSTRUCTIONS as PLAN_INSTRUCTIONS
 from agentcli.agent.plan.plan_tool import plan_tool, planning
+from agentcli.agent.repeated_calls import repeats, stopped_by, with_note
 from agentcli.agent.review.approval_seals import allowed_tools, step_of, thread_of
 from agentcli.agent.review.dismissed_calls import reconcile
 from agentcli.agent.review.node import make_review_nodes
@@ -202,7 +203,8 @@ def build_graph(
             return Command(update={**carried, **moved["update"]}, goto=moved["goto"])
         if settled := reconcile(state):  # calls a client left undecided: told, then asked
             return Command(update={**carried, **settled}, goto="agent")
-        if steps_since_user(messages) >= ctx.max_steps:
+        found = repeats(messages, ctx.max_repeated_calls)  # the same call again and again
+        if steps_since_user(messages) >= ctx.max_steps or stopped_by(found):
             return Command(update=carried, goto=END)
         plan_mode = planning(messages)
         prompt = system_prompt(ctx) + ("\n\n" + PLAN_INSTRUCTIONS if plan_mode else "")
@@ -211,7 +213,7 @@ def build_graph(
         if chosen.described:
             prompt += "\n\n" + chosen.described
         budget, compaction = fit.budget(ctx), state.get("compaction")
-        sent = _as_sent(outgoing(prompt, messages, compaction, budget), textual)
+        sent = _as_sent(with_note(outgoing(prompt, messages, compaction, budget), found), textual)
         update: dict[str, Any] = dict(carried)
         fresh = (compaction or {}).get("length") != len(messages)  # once per new message
         if budget and ctx.compact and fresh and fit.estimate(sent) > budget.limit:
@@ -238,7 +240,7 @@ def build_graph(
             if not done:
                 raise
             write(notice(done[0]))
-            update["compaction"], sent = done[0], _as_sent(done[1], textual)
+            update["compaction"], sent = done[0], _as_sent(with_note(done[1], found), textual)
             reply = asked(sent)
         if budget:  # the estimate is only needed, and only paid for, with a known window
             fit.learn(sent, reply)

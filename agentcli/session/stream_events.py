@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from agentcli.agent.agent_graph import steps_since_user
 from agentcli.agent.model.chat_model import cost_usd
+from agentcli.agent.repeated_calls import repeats, stopped_by
 from agentcli.config import Settings
 from agentcli.decisions import Decide, Decision
 from agentcli.events import (
@@ -222,15 +223,21 @@ def policy_decisions(
     return decisions
 
 
-def stop_reason(values: dict[str, Any], max_invalid_turns: int, thread_id: str) -> str | None:
+def stop_reason(values: dict[str, Any], settings: Settings, thread_id: str) -> str | None:
     """Why a run that ended without an answer stopped (a limit), or None if it answered."""
     messages = values.get("messages", [])
-    if values.get("invalid_turns", 0) >= max_invalid_turns:
+    if values.get("invalid_turns", 0) >= settings.max_invalid_turns:
         return (
             f"the model made invalid tool calls {values['invalid_turns']} turns in a row;"
             f" send a message to continue thread {thread_id}"
         )
     if messages and not isinstance(messages[-1], AIMessage):
+        if looped := stopped_by(repeats(messages, settings.max_repeated_calls)):
+            return (
+                f"stopped: the model made the same call, {looped.said()} with the same"
+                f" result, after being told once (agent.max_repeated_calls ="
+                f" {settings.max_repeated_calls}); send a message to continue thread {thread_id}"
+            )
         return (
             f"stopped after {steps_since_user(messages)} model steps (max_steps);"
             f" send a message to continue thread {thread_id}"

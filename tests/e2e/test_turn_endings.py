@@ -24,6 +24,13 @@ def exported(agent: Agent, thread: str) -> dict:
     return json.loads(result.stdout)
 
 
+def error_line(result) -> str:
+    """The run's error: the last line on stderr, after the tool activity of a text run."""
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("agentcli: error:") and "Traceback" not in result.stderr, last
+    return last
+
+
 def configured(agent: Agent, toml: str) -> None:
     path = Path(agent.env["XDG_CONFIG_HOME"]) / "agentcli" / "config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -194,20 +201,20 @@ def test_the_same_failing_call_is_a_loop(agent: Agent) -> None:
     result = agent.run("run", "read it", "-y")
     assert result.returncode == 1
     assert len(agent.server.requests) == 4
-    assert "read_file" in one_line(result.stderr)
+    assert "read_file" in error_line(result)
 
 
 def test_the_threshold_is_a_setting_and_zero_turns_it_off(agent: Agent) -> None:
     configured(agent, "[agent]\nmax_steps = 6\nmax_repeated_calls = 0\n")
     agent.server.push(*(tool_calls(("list_dir", {"path": "."})) for _ in range(6)))
     result = agent.run("run", "say hello", "-y")
-    assert result.returncode == 1 and "max_steps" in one_line(result.stderr)
+    assert result.returncode == 1 and "max_steps" in error_line(result)
     assert len(agent.server.requests) == 6
     configured(agent, "[agent]\nmax_repeated_calls = 2\n")
     agent.server.requests.clear()
     agent.server.push(*(tool_calls(("list_dir", {"path": "."})) for _ in range(3)))
     result = agent.run("run", "say hello", "-y")
-    assert result.returncode == 1 and "3 times" in one_line(result.stderr)
+    assert result.returncode == 1 and "3 times" in error_line(result)
     assert len(agent.server.requests) == 3
 
 
