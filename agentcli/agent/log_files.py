@@ -3,8 +3,9 @@ does not show is kept (an MCP server's stderr: toolset/mcp/logs.py; the raw text
 server's error agentcli recovered from: model/retries.py, `model.log`).
 
 Each file is mode 0600 in a 0700 folder, never opened through a symlink, rotated (one
-older copy, `.1`) when it is opened over MAX_LOG_BYTES. What is appended passes the
-process's redactor (outbound.py). A log that cannot be written is skipped, never an error.
+older copy, `.1`) when it is opened over MAX_LOG_BYTES. What `append` writes passes the
+process's redactor (outbound.py), its controls made marks (a server's text never moves the
+cursor of whoever reads the log). A log that cannot be written is skipped, never an error.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from agentcli.agent.outbound import current
 from agentcli.config import data_dir
+from agentcli.terminal_text import visible
 
 MAX_LOG_BYTES = 1_000_000
 MODEL_LOG = "model"  # the model server's errors that agentcli recovered from
@@ -56,7 +58,7 @@ def append(name: str, heading: str, text: str) -> None:
     """`--- TIME heading` then `text` (redacted, at most MAX_LOG_BYTES), at the end of log
     `name`."""
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
-    entry = current()(f"--- {stamp} {heading}\n{text[:MAX_LOG_BYTES]}\n")
+    entry = visible(current()(f"--- {stamp} {heading}\n{text[:MAX_LOG_BYTES]}\n"))
     try:
         fd = open_log(log_dir() / f"{name}.log")
     except OSError:

@@ -208,3 +208,12 @@ def test_a_long_server_message_is_named_on_the_line_and_kept_whole_in_the_log() 
     # a short message is the line itself, with nothing more to keep
     _, notes = run(Script(status(503, "busy")), Retries(attempts=2, **FAST))
     assert notes[0]["error"] == "HTTP 503: busy" and "detail" not in notes[0]
+
+
+def test_the_log_shows_a_servers_controls_as_marks() -> None:
+    from agentcli.agent.log_files import log_dir
+
+    dump = "refused \x1b[2J\x1b]0;owned\x07 " + "x" * 200
+    run(Script(status(503, dump)), Retries(attempts=2, **FAST))
+    logged = (log_dir() / "model.log").read_text()
+    assert "x" * 200 in logged and "\x1b" not in logged and "\x07" not in logged
