@@ -1,7 +1,7 @@
 """A model that makes the same call again and again in one turn (seen: a 135M model asked
 to "say hello" listing the folder and searching it in turn until max_steps).
 
-The same call: the same tool with the same arguments (as JSON, keys sorted) and the same
+The same call: the same tool with the same arguments (equal as JSON values) and the same
 outcome: for a call that succeeded, the same result text (what it read has not changed:
 the model learned nothing new); for one that failed, any failure (an error's text may
 name a time or a temporary path). A call that may change the workspace (any tool but the
@@ -68,7 +68,9 @@ def repeats(messages: Sequence[BaseMessage], limit: int) -> list[Repeat]:
     )
     turn = messages[start:]
     results = {m.tool_call_id: m for m in turn if isinstance(m, ToolMessage)}
-    counts: dict[tuple[str, str, str], int] = {}
+    # [(tool, outcome, args), times]: compared with ==, never serialised (a write's
+    # arguments may be megabytes, and this runs at every step)
+    counts: list[tuple[tuple[str, str, Any], int]] = []
     found: list[Repeat] = []
     for message in turn:
         if not isinstance(message, AIMessage):
@@ -78,12 +80,13 @@ def repeats(messages: Sequence[BaseMessage], limit: int) -> list[Repeat]:
             if result is None:  # not run yet (waiting at a review, or refused unsent)
                 continue
             outcome = "(failed)" if result.status == "error" else result.text
-            key = (call["name"], json.dumps(call["args"], sort_keys=True), outcome)
+            key = (call["name"], outcome, call["args"])
+            times = next((n for seen, n in counts if seen == key), 0) + 1
             if call["name"] not in UNCHANGING:  # the workspace may differ from now on
-                counts = {key: counts.get(key, 0)}
-            counts[key] = counts.get(key, 0) + 1
-            if counts[key] >= limit:
-                found.append(Repeat(result.tool_call_id, call["name"], call["args"], counts[key]))
+                counts = []
+            counts = [(seen, n) for seen, n in counts if seen != key] + [(key, times)]
+            if times >= limit:
+                found.append(Repeat(result.tool_call_id, call["name"], call["args"], times))
     return found
 
 
