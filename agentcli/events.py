@@ -103,6 +103,9 @@ class Retry(Event):
     attempt: int
     attempts: int
     change: str = ""  # what this try does differently (no streaming, empty content)
+    # the error's whole text when `error` only names it (a server's long message): shown
+    # with --debug, kept in logs/model.log
+    detail: str = ""
 
 
 @dataclass
@@ -120,6 +123,18 @@ class AnswerCutOff(Event):
 
     reason: str
     dropped_calls: list[str] = field(default_factory=list)
+
+
+# why an answer was cut off, in the words of the run's warning and the transcript
+CUT_OFF_REASONS = {
+    "length": "it reached max_tokens or filled the model's context",
+    "truncated": "the server truncated it (its context is full)",
+}
+
+
+def why_cut_off(reason: str) -> str:
+    """An AnswerCutOff's reason as a person reads it."""
+    return CUT_OFF_REASONS.get(reason, reason)
 
 
 @dataclass

@@ -30,12 +30,14 @@ from agentcli.agent.model.answer_stream import Accumulator
 from agentcli.agent.model.call_ids import with_call_ids
 from agentcli.agent.model.call_progress import Progress
 from agentcli.agent.model.cut_off_answers import cut_off_reason, without_calls
+from agentcli.agent.model.empty_answers import unless_empty
 from agentcli.agent.model.retries import Retries, answer
 from agentcli.agent.model.storable_calls import with_storable_args
 from agentcli.agent.plan.plan_review import make_plan_nodes
 from agentcli.agent.plan.plan_run import advance
 from agentcli.agent.plan.plan_tool import INSTRUCTIONS as PLAN_INSTRUCTIONS
 from agentcli.agent.plan.plan_tool import plan_tool, planning
+from agentcli.agent.repeated_calls import repeats, stopped_by, with_note
 from agentcli.agent.review.approval_seals import allowed_tools, step_of, thread_of
 from agentcli.agent.review.dismissed_calls import reconcile
 from agentcli.agent.review.node import make_review_nodes
@@ -228,7 +230,8 @@ def build_graph(
             return Command(update={**carried, **moved["update"]}, goto=moved["goto"])
         if settled := reconcile(state):  # calls a client left undecided: told, then asked
             return Command(update={**carried, **settled}, goto="agent")
-        if steps_since_user(messages) >= ctx.max_steps:
+        found = repeats(messages, ctx.max_repeated_calls)  # the same call again and again
+        if steps_since_user(messages) >= ctx.max_steps or stopped_by(found):
             return Command(update=carried, goto=END)
         plan_mode = planning(messages)
         prompt = system_prompt(ctx) + ("\n\n" + PLAN_INSTRUCTIONS if plan_mode else "")
@@ -237,7 +240,7 @@ def build_graph(
         if chosen.described:
             prompt += "\n\n" + chosen.described
         budget, compaction = fit.budget(ctx), state.get("compaction")
-        sent = _as_sent(outgoing(prompt, messages, compaction, budget), textual)
+        sent = _as_sent(with_note(outgoing(prompt, messages, compaction, budget), found), textual)
         update: dict[str, Any] = dict(carried)
         fresh = (compaction or {}).get("length") != len(messages)  # once per new message
         if budget and ctx.compact and fresh and fit.estimate(sent) > budget.limit:
@@ -252,7 +255,10 @@ def build_graph(
             def once(chat: Any) -> BaseMessage:
                 return ask(chat, request, write, ctx, offered)
 
-            return answer(once, chosen.bound, request, write, ctx.cancel, retries)
+            # an empty answer is asked for again, never stored (model/empty_answers.py)
+            return unless_empty(
+                lambda: answer(once, chosen.bound, request, write, ctx.cancel, retries), write
+            )
 
         try:
             reply = asked(sent)
@@ -261,7 +267,7 @@ def build_graph(
             if not done:
                 raise
             write(notice(done[0]))
-            update["compaction"], sent = done[0], _as_sent(done[1], textual)
+            update["compaction"], sent = done[0], _as_sent(with_note(done[1], found), textual)
             reply = asked(sent)
         if budget:  # the estimate is only needed, and only paid for, with a known window
             fit.learn(sent, reply)

@@ -49,6 +49,7 @@ def run_context(
         policy=policy,
         max_steps=s.max_steps,
         max_invalid_turns=s.max_invalid_turns,
+        max_repeated_calls=s.max_repeated_calls,
         max_replans=s.max_replans,
         system_prompt=s.system_prompt,
         journal=journal,  # tool calls journalled: a re-run after a crash asks

@@ -77,6 +77,7 @@ class RunContext(ToolContext):
     policy: Policy = field(default_factory=Policy)
     max_steps: int = 25
     max_invalid_turns: int = 3
+    max_repeated_calls: int = 3  # the same call this often in a turn: told, then stopped
     max_replans: int = 3  # [plan] max_replans: plans after the first, per user message
     system_prompt: str | None = None
     # where tool runs are recorded (threads/call_journal.CallJournal; None: not guarded).

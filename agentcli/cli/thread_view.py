@@ -1,5 +1,6 @@
 """`agentcli threads show` as a person reads it: each message, then each call with its
-decision, where it ran, the files it changed and the start of its result."""
+decision, where it ran, the files it changed and the start of its result; last, why the
+last run failed, if it did (an empty answer is not kept: model/empty_answers.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli_tools.plurals import counted
 from rich.text import Text
 
-from agentcli.session.transcript import decision_text, speaker
+from agentcli.session.transcript import DROPPED_NOTE, decision_text, dropped_calls, speaker
 from agentcli.ui.outcome_mark import outcome_mark
 from agentcli.ui.safe_text import safe_line, styled
 
@@ -25,11 +26,13 @@ def draw(console: Any, row: ThreadRow, turns: list[dict[str, Any]]) -> None:
     on = f" on {row.base_url}" if row.base_url else ""
     console.print(styled((f"{row.model}{on} · {row.workspace} · {row.updated_at}", "dim")))
     for turn in turns:
-        if turn["text"]:
+        if turn["text"] or turn.get("cut_off"):
             console.print()
             style = "bold magenta" if turn["role"] == "summary" else "bold cyan"
             label = (f"{speaker(turn)}: ", style)
             console.print(styled(label, turn["text"], multiline=True))
+        for name in dropped_calls(turn):
+            console.print(styled((f"  → {name} {DROPPED_NOTE}", "yellow")))
         for call in turn.get("calls", []):
             args = json.dumps(call["args"], ensure_ascii=False)
             console.print(styled((f"  → {call['tool']} {args}", "cyan")))
@@ -47,6 +50,9 @@ def draw(console: Any, row: ThreadRow, turns: list[dict[str, Any]]) -> None:
                 continue  # its result is each task's, shown above
             if call["result"] is not None:
                 show_result(console, call["result"], call.get("status"))
+    if row.last_error:  # the last run failed: what the thread holds has no answer after it
+        console.print()
+        console.print(styled(("last run failed: ", "red"), row.last_error))
 
 
 def show_result(console: Any, result: str, status: str | None) -> None:

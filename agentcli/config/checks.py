@@ -85,7 +85,11 @@ def coerce(key: str, value: Any, origin: str, problems: list[str], from_env: boo
     if key in CHOICES and value not in CHOICES[key]:
         problems.append(f"{where}: expected {expected}")
         return BAD
+    if key == "agent.max_repeated_calls" and value == 1:  # a call is not repeated by itself
+        problems.append(f"{where}: expected {expected} (0, or at least 2)")
+        return BAD
     least = 1 if key.startswith("agent.") or key == "model.max_tokens" else 0
+    least = 0 if key == "agent.max_repeated_calls" else least
     if fld.expect == FRACTION and not 0 < value <= 1:
         problems.append(f"{where}: expected {expected}")
         return BAD

@@ -67,6 +67,9 @@ FIELDS: dict[str, Field] = {
         "agent": {
             "max_steps": Field("max_steps", int, expect="a whole number of model turns, e.g. 25"),
             "max_invalid_turns": Field("max_invalid_turns", int, expect="a whole number, e.g. 3"),
+            "max_repeated_calls": Field(
+                "max_repeated_calls", int, expect="a whole number of calls (0: off), e.g. 3"
+            ),
             "system_prompt": Field("system_prompt", str),
         },
         "plan": {

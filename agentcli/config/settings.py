@@ -61,6 +61,7 @@ class Settings:
     tool_calls: str = "auto"  # native | text | auto (agentcli/agent/text_calls/recovery.py)
     max_steps: int = 25
     max_invalid_turns: int = 3
+    max_repeated_calls: int = 3  # the same call this often in a turn: told, then stopped
     max_replans: int = 3  # [plan]: new plans after the first, per user message
     system_prompt: str | None = None
     db: str | None = None

@@ -239,8 +239,7 @@ class RemoteSession(ThreadSession):
         self._record(seen, None, state["values"])
         summary = seen.summary(self.settings)
         review = self.pending(state)
-        limit = self.settings.max_invalid_turns
-        stopped = None if review else stop_reason(state["values"], limit, self.thread_id)
+        stopped = None if review else stop_reason(state["values"], self.settings, self.thread_id)
         yield from run_ended(self.thread_id, review, stopped, seen.final, summary, seen.cut_off)
 
     def _record(self, seen: Translator, error: str | None, values: Any = None) -> None:

@@ -101,8 +101,7 @@ class RunLoop:
         snapshot = seen.end() or engine.state(thread_id)
         engine.remember(thread_id, snapshot)
         review = engine.pending(thread_id, snapshot)
-        limit = engine.settings.max_invalid_turns
-        stopped = None if review else stop_reason(snapshot.values, limit, thread_id)
+        stopped = None if review else stop_reason(snapshot.values, engine.settings, thread_id)
         self.record(snapshot, answers, stopped, seen.usage)
         yield from run_ended(thread_id, review, stopped, final, summary, seen.cut_off)
 

@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from agentcli.agent.agent_graph import steps_since_user
 from agentcli.agent.model.chat_model import cost_usd
-from agentcli.agent.model.cut_off_answers import marked_cut_off
+from agentcli.agent.repeated_calls import repeats, stopped_by
 from agentcli.config import Settings
 from agentcli.decisions import Decide, Decision
 from agentcli.events import (
@@ -36,6 +36,7 @@ from agentcli.events import (
 )
 from agentcli.policy.approval_modes import LABEL
 from agentcli.policy.approval_policy import Policy
+from agentcli.threads.cut_off_answer import marked_cut_off
 from agentcli.threads.langgraph_internals import INTERRUPT
 from agentcli.threads.stopped_answer import was_stopped
 
@@ -95,6 +96,7 @@ class Translator:
                     int(retry.get("attempt", 0)),
                     int(retry.get("attempts", 0)),
                     str(retry.get("change", "")),
+                    str(retry.get("detail", "")),
                 )
             elif isinstance(chunk, dict) and isinstance(chunk.get("compacted"), dict):
                 yield compacted(chunk["compacted"])
@@ -225,15 +227,21 @@ def policy_decisions(
     return decisions
 
 
-def stop_reason(values: dict[str, Any], max_invalid_turns: int, thread_id: str) -> str | None:
+def stop_reason(values: dict[str, Any], settings: Settings, thread_id: str) -> str | None:
     """Why a run that ended without an answer stopped (a limit), or None if it answered."""
     messages = values.get("messages", [])
-    if values.get("invalid_turns", 0) >= max_invalid_turns:
+    if values.get("invalid_turns", 0) >= settings.max_invalid_turns:
         return (
             f"the model made invalid tool calls {values['invalid_turns']} turns in a row;"
             f" send a message to continue thread {thread_id}"
         )
     if messages and not isinstance(messages[-1], AIMessage):
+        if looped := stopped_by(repeats(messages, settings.max_repeated_calls)):
+            return (
+                f"stopped: the model made the same call, {looped.said()} with the same"
+                f" result, after being told once (agent.max_repeated_calls ="
+                f" {settings.max_repeated_calls}); send a message to continue thread {thread_id}"
+            )
         return (
             f"stopped after {steps_since_user(messages)} model steps (max_steps);"
             f" send a message to continue thread {thread_id}"

@@ -57,8 +57,9 @@ def shown(
     values = history.values(store, row.thread_id)
     turns = entries(values)
     mark_changed_files(settings, row, values.get("messages", []), turns)
-    redact = settings_redactor(settings)
-    return replace(row, title=redact(row.title)), redact.value(turns)
+    redact = settings_redactor(settings)  # an error may quote what a request carried
+    row = replace(row, title=redact(row.title), last_error=redact.value(row.last_error))
+    return row, redact.value(turns)
 
 
 def exported(

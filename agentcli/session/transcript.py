@@ -10,8 +10,10 @@ from agentcli_tools.plurals import counted
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages import messages_to_dict as _to_dicts
 
+from agentcli.events import why_cut_off
 from agentcli.terminal_text import dumps
 from agentcli.thread_rows import ThreadRow
+from agentcli.threads.cut_off_answer import marked_cut_off
 from agentcli.threads.stopped_answer import was_stopped
 
 
@@ -47,6 +49,8 @@ def entries(values: dict[str, Any]) -> list[dict[str, Any]]:
                         call["plan"] = plan  # each task's arguments, state and why
             entry: dict[str, Any] = {"role": "assistant", "text": message.text, "calls": calls}
             entry["interrupted"] = was_stopped(message)
+            cut = marked_cut_off(message)
+            entry["cut_off"] = {"reason": cut[0], "dropped_calls": cut[1]} if cut else None
             out.append(entry)
     return out
 
@@ -67,19 +71,37 @@ def speaker(entry: dict[str, Any]) -> str:
         replaced = counted(entry["replaces"], "message")
         return f"summary of the {replaced} above (sent to the model instead)"
     who = "you" if entry["role"] == "user" else "assistant"
+    if cut := entry.get("cut_off"):
+        return f"{who} (cut off: {why_cut_off(cut['reason'])})"
     return f"{who} (interrupted)" if entry.get("interrupted") else who
+
+
+def dropped_calls(entry: dict[str, Any]) -> list[str]:
+    """The names of the calls a cut-off answer was writing: removed, never run."""
+    return list((entry.get("cut_off") or {}).get("dropped_calls") or [])
+
+
+DROPPED_NOTE = "(cut off, not run)"  # what the transcripts say of each such call
 
 
 def to_json(row: ThreadRow, values: dict[str, Any]) -> str:
     """The whole thread for scripts: its index row, messages (LangChain's own dict form, which
-    `messages_from_dict` reads back), audit and allowed tools."""
+    `messages_from_dict` reads back), audit and allowed tools; `cut_off` lists the answers
+    the server cut off (`message`: the index in `messages`), as `threads show` marks them."""
+    messages = values.get("messages", [])
+    cut_off = [
+        {"message": index, "reason": cut[0], "dropped_calls": cut[1]}
+        for index, message in enumerate(messages)
+        if (cut := marked_cut_off(message))
+    ]
     document = {
         "format": "agentcli-thread/1",
         "thread": row.as_dict(),
-        "messages": _to_dicts(values.get("messages", [])),
+        "messages": _to_dicts(messages),
         "audit": values.get("audit", []),
         "allowed_tools": values.get("allowed_tools", []),
         "compaction": values.get("compaction"),
+        "cut_off": cut_off,
     }
     return dumps(document, indent=2)
 

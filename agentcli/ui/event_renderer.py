@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ from agentcli.events import (
     TextDelta,
     ToolOutput,
     ToolResult,
+    why_cut_off,
 )
 from agentcli.terminal_text import mark, visible
 from agentcli.ui.call_preview import Preview
@@ -68,6 +70,7 @@ class Renderer:
         self.defer_calls = False
         self._calls: list[dict] = []
         self.live: LiveView | None = None
+        self.debug = os.environ.get("AGENTCLI_DEBUG") == "1"  # --debug (set by the CLI)
         if out.is_terminal and not out.no_color and info is None:
             from agentcli.ui.live_answer import LiveView  # rich.markdown: only for a terminal
 
@@ -122,6 +125,8 @@ class Renderer:
             change = event.change or "trying again"
             note = f"{event.error}; {change} (attempt {event.attempt} of {event.attempts})"
             self.info.print(safe_line(note, "dim"))
+            if event.detail and self.debug:  # the whole text the line only names
+                self.info.print(styled((event.detail, "dim"), multiline=True))
         elif isinstance(event, HookNote):
             self.end_line()
             self.info.print(styled(("hook: ", "yellow"), (event.text, "yellow"), multiline=True))
@@ -174,11 +179,7 @@ def progress_label(event: CallProgress) -> str:
 
 def cut_off_note(event: AnswerCutOff) -> str:
     """The one-line warning for an answer the server cut off."""
-    why = {
-        "length": "it reached max_tokens or filled the model's context",
-        "truncated": "the server truncated it (its context is full)",
-    }.get(event.reason, event.reason)
-    note = f"warning: the answer was cut off: {why}"
+    note = f"warning: the answer was cut off: {why_cut_off(event.reason)}"
     if event.dropped_calls:
         calls = plural("call", len(event.dropped_calls))
         note += f"; its cut-off {calls} did not run: {', '.join(event.dropped_calls)}"

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from agentcli.session.transcript import decision_text, entries, speaker
+from agentcli.session.transcript import DROPPED_NOTE, decision_text, dropped_calls, entries, speaker
 from agentcli.terminal_text import dumps, line, visible
 
 if TYPE_CHECKING:
@@ -38,9 +38,11 @@ def to_markdown(row: ThreadRow, values: dict[str, Any]) -> str:
     lines = [f"# {inert(row.title)}", "", f"Thread {code_span(row.thread_id)} · {inert(about)}"]
     for entry in entries(values):
         who = speaker(entry)
-        if entry["text"]:
+        if entry["text"] or entry.get("cut_off"):
             said = quoted(entry["text"]) if entry["role"] == "user" else rendered(entry["text"])
             lines += ["", f"**{inert(who[0].upper() + who[1:])}:**", "", *said]
+        for name in dropped_calls(entry):
+            lines += ["", f"- tool {code_span(name)} {inert(DROPPED_NOTE)}"]
         for call in entry.get("calls", []):
             decision = inert(decision_text(call["decision"]))
             failed = ", failed" if call["result"] is not None and call["status"] == "error" else ""

@@ -4,17 +4,15 @@ or by its own truncation (llama.cpp's `truncated`, see compatible_chat.py).
 Such an answer is kept (its text is what the model said) but it ends the run, reported as
 `incomplete`; any tool call in it may be cut short (arguments half written), so its calls
 are removed before the review sees them: none of them runs. Their names are kept in the
-message's `response_metadata` (never sent to a server) for the event that reports it.
+message's `response_metadata` (never sent to a server) for the event that reports it and
+the transcript that marks it (threads/cut_off_answer.py).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.messages import AIMessage, BaseMessage
 
-CUT_OFF = "agentcli_cut_off"  # response_metadata: why the answer was cut off
-DROPPED = "agentcli_dropped_calls"  # response_metadata: names of the calls not run
+from agentcli.threads.cut_off_answer import CUT_OFF, DROPPED
 
 
 def cut_off_reason(message: BaseMessage) -> str | None:
@@ -42,11 +40,3 @@ def without_calls(message: AIMessage, reason: str) -> AIMessage:
             "response_metadata": meta,
         }
     )
-
-
-def marked_cut_off(message: Any) -> tuple[str, list[str]] | None:
-    """(reason, dropped call names) for an answer the agent node marked as cut off."""
-    meta = getattr(message, "response_metadata", None) or {}
-    if isinstance(meta.get(CUT_OFF), str):
-        return meta[CUT_OFF], [str(n) for n in meta.get(DROPPED) or []]
-    return None

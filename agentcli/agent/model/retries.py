@@ -16,6 +16,11 @@ attempt n of m).
   was on just as the next request goes out on it: llama-cpp-python's does); a server that
   refuses `content: null` on an assistant message with tool calls asked again with `""`
   there (and from then on).
+
+What the person is told of an error agentcli recovers from is one calm line (`calm`): a
+server's message of more than CALM_CHARS (llama-cpp-python's validation dump runs to
+hundreds) is named, not shown. Its whole text goes to `detail` in the stream part (shown
+with --debug) and to the log `logs/model.log` (agent/log_files.py).
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from agentcli.agent.log_files import MODEL_LOG, append
+from agentcli.agent.outbound import current
 from agentcli.errors import Interrupted
 
 EMPTY_STREAM = "No generation chunks were returned"
@@ -38,6 +45,8 @@ VALIDATION = re.compile(
     re.IGNORECASE,
 )
 ERROR_CHARS = 200  # what failed, on one line
+CALM_CHARS = 100  # a recovered error's text shown as it is, up to this
+NULL_REFUSED = "the server refused `content: null` on a tool-call message"
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,16 @@ def describe(exc: BaseException) -> str:
     """What failed, in one line (clipped to ERROR_CHARS)."""
     text = error_text(exc)
     return text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 1] + "…"
+
+
+def calm(exc: BaseException) -> str:
+    """What failed, for an error agentcli recovers from: short, or named by its kind."""
+    text = error_text(exc)
+    if len(text) <= CALM_CHARS:
+        return text
+    status = getattr(exc, "status_code", None)
+    where = "its message is in logs/model.log; --debug shows it"
+    return f"HTTP {status} from the model server ({where})" if status else describe(exc)
 
 
 def error_text(exc: BaseException) -> str:
@@ -160,21 +179,21 @@ def answer(
         except Exception as exc:
             change = None  # a one-off retry outside the count: what it changes
             model = chat_model(chat)
+            said: BaseException | None = exc  # the error, unless the line says it all
             if streaming and isinstance(exc, ValueError) and EMPTY_STREAM in str(exc):
-                streaming, error = False, "the server sent an empty stream"
+                streaming, error, said = False, "the server sent an empty stream", None
                 change, after_empty = "asking again without streaming", True
             elif after_empty and lost_connection(exc):
-                after_empty, error = False, describe(exc)
+                after_empty, error = False, calm(exc)
                 change = "asking again on a new connection"
             elif getattr(model, "empty_tool_call_content", True) is False and refuses_null_content(
                 exc, messages
             ):
                 model.empty_tool_call_content = True
-                error, change = describe(exc), "sending empty content instead of null from now on"
+                error, change = NULL_REFUSED, "sending empty content instead of null from now on"
             if change is not None:
                 attempt, attempts = attempt + 1, attempts + 1
-                retry = {"error": error, "attempt": attempt, "attempts": attempts}
-                write({"retry": {**retry, "change": change}})
+                write(_retry_part(said, error, attempt, attempts, change))
                 continue
             kind = verdict(exc)
             if attempt >= attempts or kind == "final":
@@ -182,8 +201,7 @@ def answer(
             if kind == "timeout" and not retries.retry_timeouts:
                 raise
             attempt += 1
-            error = describe(exc)
-            write({"retry": {"error": error, "attempt": attempt, "attempts": attempts}})
+            write(_retry_part(exc, calm(exc), attempt, attempts))
             delay = retries.wait(attempt - 1, exc)
             if cancel is not None and cancel.wait(delay):
                 raise Interrupted("interrupted: the answer was dropped") from None
@@ -191,3 +209,18 @@ def answer(
                 import time
 
                 time.sleep(delay)
+
+
+def _retry_part(
+    exc: BaseException | None, error: str, attempt: int, attempts: int, change: str = ""
+) -> dict[str, Any]:
+    """The `{"retry": ...}` stream part: the calm line's parts and, when the line does not
+    say it all, the error's whole text as `detail` (also appended to logs/model.log)."""
+    retry: dict[str, Any] = {"error": error, "attempt": attempt, "attempts": attempts}
+    if change:
+        retry["change"] = change
+    raw = error_text(exc) if exc is not None else error
+    if raw != error:
+        append(MODEL_LOG, f"recovered ({change or 'trying again'}): {error}", raw)
+        retry["detail"] = current()(raw)
+    return {"retry": retry}

@@ -190,3 +190,30 @@ def test_a_name_streamed_in_pieces_still_joins() -> None:
     assert built_name(*pieces) == "calculator"
     pieces = [chunk(id="c1", name="read", args=""), chunk(name="_"), chunk(name="read", args="{}")]
     assert built_name(*pieces) == "read_read"
+
+
+def test_a_long_server_message_is_named_on_the_line_and_kept_whole_in_the_log() -> None:
+    from agentcli.agent.log_files import log_dir
+
+    dump = "busy: " + " ".join(
+        f"worker {i} of the pool is still loading the model" for i in range(9)
+    )
+    reply, notes = run(Script(status(503, dump)), Retries(attempts=2, **FAST))
+    assert reply.text == "ok"
+    (note,) = notes
+    assert note["error"].startswith("HTTP 503 from the model server (") and len(note["error"]) < 100
+    assert note["detail"] == f"HTTP 503: {dump}"
+    logged = (log_dir() / "model.log").read_text()
+    assert dump in logged and note["error"] in logged
+    # a short message is the line itself, with nothing more to keep
+    _, notes = run(Script(status(503, "busy")), Retries(attempts=2, **FAST))
+    assert notes[0]["error"] == "HTTP 503: busy" and "detail" not in notes[0]
+
+
+def test_the_log_shows_a_servers_controls_as_marks() -> None:
+    from agentcli.agent.log_files import log_dir
+
+    dump = "refused \x1b[2J\x1b]0;owned\x07 " + "x" * 200
+    run(Script(status(503, dump)), Retries(attempts=2, **FAST))
+    logged = (log_dir() / "model.log").read_text()
+    assert "x" * 200 in logged and "\x1b" not in logged and "\x07" not in logged

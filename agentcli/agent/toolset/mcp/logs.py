@@ -2,10 +2,10 @@
 
 A stdio server inherits the stderr it is given; left as agentcli's own, its messages land in
 the middle of the review screen. Each session instead gets a pipe, drained by a thread into
-`$XDG_DATA_HOME/agentcli/logs/mcp-NAME.log` (mode 0600, in a 0700 folder). The file is
-rotated (one older copy, `.1`) when a session starts with it over MAX_LOG_BYTES, and one
-session writes at most MAX_LOG_BYTES into it: the rest is read and dropped, so a chatty
-server neither blocks on a full pipe nor fills the disk. What is written passes the
+`$XDG_DATA_HOME/agentcli/logs/mcp-NAME.log` (agent/log_files.py: mode 0600, in a 0700
+folder, rotated when a session starts with it over MAX_LOG_BYTES), and one session writes
+at most MAX_LOG_BYTES into it: the rest is read and dropped, so a chatty server neither
+blocks on a full pipe nor fills the disk. What is written passes the
 process's redactor (agent/outbound.py): a server that prints its token does not log it.
 """
 
@@ -15,7 +15,7 @@ import os
 import re
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -23,15 +23,12 @@ from typing import BinaryIO
 from agentcli_tools.redacted_stream import RedactedStream
 from agentcli_tools.redaction import Redactor
 
+from agentcli.agent.log_files import MAX_LOG_BYTES, log_dir
+from agentcli.agent.log_files import open_log as _open_log
+from agentcli.agent.log_files import write_all as _write_all
 from agentcli.agent.outbound import current
-from agentcli.config import data_dir
 
-MAX_LOG_BYTES = 1_000_000
 CHUNK = 65536
-
-
-def log_dir() -> Path:
-    return data_dir() / "logs"
 
 
 def log_path(server: str) -> Path:
@@ -48,7 +45,7 @@ def server_stderr(server: str, what: str) -> Iterator[BinaryIO]:
     log cannot be opened, the server's stderr is discarded: it never reaches the terminal.
     """
     try:
-        log_fd = _open_log(log_path(server))
+        log_fd = _open_log(log_path(server), MAX_LOG_BYTES)
     except OSError:
         log_fd = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
@@ -65,26 +62,6 @@ def server_stderr(server: str, what: str) -> Iterator[BinaryIO]:
     finally:
         writer.close()  # the drain ends once the server (and its children) close theirs too
         drain.join(timeout=1.0)
-
-
-def _open_log(path: Path) -> int:
-    """The log's descriptor, appending; the folder made private, the file rotated if big."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with suppress(OSError):  # a folder made by someone else stays theirs
-        os.chmod(path.parent, 0o700)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(path, flags, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        if os.fstat(fd).st_size >= MAX_LOG_BYTES:
-            os.replace(path, path.with_name(path.name + ".1"))
-            os.close(fd)
-            fd = os.open(path, flags, 0o600)
-            os.fchmod(fd, 0o600)
-    except OSError:
-        os.close(fd)
-        raise
-    return fd
 
 
 def _drain(read_fd: int, log_fd: int, redactor: Redactor) -> None:
@@ -106,9 +83,3 @@ def _drain(read_fd: int, log_fd: int, redactor: Redactor) -> None:
     finally:
         os.close(read_fd)
         os.close(log_fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    with suppress(OSError):
-        while data:
-            data = data[os.write(fd, data) :]
