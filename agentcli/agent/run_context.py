@@ -61,4 +61,6 @@ def run_context(
         compact_keep=s.compact_keep,
         tool_result_share=s.tool_result_share,
         answer_reserve=s.answer_reserve,
+        tool_core=tuple(s.core),
+        tool_descriptions=s.descriptions,
     )

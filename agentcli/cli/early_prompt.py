@@ -135,3 +135,19 @@ def start(
 def show_warnings(session: ThreadSession) -> None:
     for message in getattr(session, "warnings", []):
         warn(message)
+
+
+def fixed_part_line(session: ThreadSession) -> tuple[str, bool] | None:
+    """The fixed part of each request against the model's window, as one line, and
+    whether it needs saying (tools left out, or nothing fits); None: the window is
+    unknown, or the session is on a server (whose own window this process does not know)."""
+    fixed_part = getattr(session, "fixed_part", None)
+    try:
+        offer = fixed_part() if fixed_part is not None else None
+    except Exception:  # the model server is unreachable or misconfigured: said elsewhere
+        return None
+    if offer is None:
+        return None
+    if not offer.fits:
+        return offer.too_small(), True
+    return offer.summary(len(offer.schemas) + len(offer.left_out)), bool(offer.left_out)
