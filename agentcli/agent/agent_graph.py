@@ -195,7 +195,7 @@ def build_graph(
         prompt = system_prompt(ctx) + ("\n\n" + PLAN_INSTRUCTIONS if plan_mode else "")
         budget, compaction = fit.budget(ctx), state.get("compaction")
         # the tools this request offers: those that fit a small window (context/fixed_part.py)
-        tools_offer = None if plan_mode else offering.choose(prompt, ctx, budget, fit.scale)
+        tools_offer = None if plan_mode else offering.choose(prompt, ctx, budget)
         chosen = offering.binding(plan_mode, tools_offer)
         fit.offered(tools_offer.tools_tokens if tools_offer and not textual else None, textual)
         offered = chosen.offered

@@ -47,12 +47,12 @@ class Offering:
             self._schemas = [schema_of(tool) for tool in self.tools]
         return self._schemas
 
-    def choose(
-        self, prompt: str, ctx: Any, budget: Budget | None, scale: float = 1.0, strict: bool = True
-    ) -> Offer:
+    def choose(self, prompt: str, ctx: Any, budget: Budget | None, strict: bool = True) -> Offer:
         """What a request with system prompt `prompt` offers; ConfigError (if `strict`)
-        when not even the smallest offer fits the window."""
-        allowance = int(budget.fixed_tokens / scale) if budget is not None else None
+        when not even the smallest offer fits the window. Counted without the estimate's
+        correction (context/fit.py), which grows as a thread goes on: the tools offered
+        stay the same from one request to the next."""
+        allowance = budget.fixed_tokens if budget is not None else None
         chosen = offer(
             prompt,
             self.schemas,

@@ -104,7 +104,7 @@ def _play(session: ThreadSession, output: OutputFormat, message: str | None, pla
     from agentcli.cli.early_prompt import fixed_part_line
     from agentcli.cli.run_output import Scripted
 
-    if message is not None and (line := fixed_part_line(session)) and line[1]:
-        warn(line[0])  # tools left out to fit the window (or nothing fits: the run says so)
+    if message is not None and (line := fixed_part_line(session)) and line[1] == "warning":
+        warn(line[0])  # tools left out to fit the window
 
     Scripted(session, output).run(message, plan=plan)

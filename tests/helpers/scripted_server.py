@@ -298,7 +298,7 @@ class _Handler(BaseHTTPRequestHandler):
         if refused := srv.profile.refusal(body):  # a server quirk (server_profiles.py)
             return self._json(*refused)
         if srv.context_window:  # too long: refused as a real server does, no reply consumed
-            body["_counted"] = count = request_tokens(body)
+            body["_counted"] = count = srv.count(body)
             if count > srv.context_window:
                 message = (
                     f"This model's maximum context length is {srv.context_window} tokens."
@@ -354,11 +354,15 @@ class ScriptedServer:
         announce_window: bool = True,
         window_api: str = "llama.cpp",
         ollama_trained: int = 32768,
+        count: Callable[[dict], int] = request_tokens,
     ) -> None:
         self.require_key = require_key  # if set, demand "Authorization: Bearer <key>"
         # a model with this many tokens of context (request_tokens counts them): a longer
         # request gets 400 context_length_exceeded, and usage reports the real prompt size
         self.context_window = context_window
+        # how it counts a request's tokens: request_tokens, or a real tokenizer on the
+        # prompt a chat template makes (tests/helpers/template_tokens.py)
+        self.count = count
         # and the server tells the window, unless not `announce_window`, as `window_api` does:
         # "llama.cpp" (GET /props, `default_generation_settings.n_ctx`), "vllm" (GET /v1/models,
         # `max_model_len`) or "ollama" (POST /api/show: `num_ctx` in its parameters, set to

@@ -24,10 +24,6 @@ class ContextFit:
         self._offered: int | None = None  # this request's tools, when it offers fewer
         self.calibration = Calibration()
 
-    @property
-    def scale(self) -> float:
-        return self.calibration.scale
-
     def offered(self, tokens: int | None, textual: bool = False) -> None:
         """The tools this request carries cost `tokens` (None: all of them, as schemas); in
         text mode none are sent as schemas: their description is in the system prompt."""
