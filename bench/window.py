@@ -97,8 +97,9 @@ def thread(turns: int, textual: bool, home: Path, count: Callable[[dict], int]) 
 def fixed_costs(count: Callable[[dict], int]) -> list[list[Any]]:
     """The fixed part by mode and tool set: agentcli's estimate, and the server's count of
     a request with that system prompt and those tools and an empty user message."""
-    from agentcli.agent.text_calls.prompt import describe
     from agentcli_tools.registry import BUILTIN_TOOLS
+
+    from agentcli.agent.text_calls.prompt import describe
 
     prompt = SYSTEM.format(workspace="/home/me/project")
     schemas = [schema_of(tool) for tool in BUILTIN_TOOLS.values()]
