@@ -221,6 +221,8 @@ def build_graph(
         try:
             reply = asked(sent)
         except Exception as exc:  # a request too long for the server: compacted, tried once more
+            if not plan_mode and fit.shrinks(exc, budget):  # it named a smaller window
+                return Command(update=update, goto="agent")  # tools and thread fitted to it
             done = fit.after_overflow(chosen.plain, prompt, messages, compaction, ctx, exc)
             if not done:
                 raise

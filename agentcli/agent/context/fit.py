@@ -23,6 +23,17 @@ class ContextFit:
         self._tool_tokens: int | None = None  # counted at the first request, not at build
         self._offered: int | None = None  # this request's tools, when it offers fewer
         self.calibration = Calibration()
+        self.learnt: int | None = None  # a smaller window a server's refusal named
+
+    def shrinks(self, exc: BaseException, budget: Budget | None) -> bool:
+        """Whether `exc` is a refusal naming a window smaller than the one this request was
+        fitted to (or the first window known): kept, so that the request is made again,
+        its tools offered for that window (context/fixed_part.py), and so are the next."""
+        named = window_in(exc) if overflowed(exc) else None
+        if not named or (budget is not None and named >= budget.window):
+            return False
+        self.learnt = named
+        return True
 
     def offered(self, tokens: int | None, textual: bool = False) -> None:
         """The tools this request carries cost `tokens` (None: all of them, as schemas); in
@@ -53,6 +64,8 @@ class ContextFit:
 
     def budget(self, ctx: Any, window: int | None = None) -> Budget | None:
         window = window or ctx.context_window
+        if self.learnt:
+            window = min(window or self.learnt, self.learnt)
         if not window:
             return None
         return Budget(
