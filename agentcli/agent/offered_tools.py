@@ -12,7 +12,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from agentcli.agent.context.compaction import Budget
-from agentcli.agent.context.fixed_part import CORE, Offer, offer, schema_of
+from agentcli.agent.context.fixed_part import Offer, offer, schema_of
 from agentcli.agent.plan.plan_tool import plan_tool
 from agentcli.agent.text_calls.prompt import describe
 from agentcli.errors import ConfigError
@@ -58,8 +58,8 @@ class Offering:
             self.schemas,
             allowance=allowance,
             window=budget.window if budget is not None else None,
-            core=getattr(ctx, "tool_core", CORE),
-            descriptions=getattr(ctx, "tool_descriptions", "auto"),
+            core=ctx.tool_core,
+            descriptions=ctx.tool_descriptions,
             textual=self.textual,
         )
         if strict and not chosen.fits:
@@ -90,29 +90,3 @@ def _key(schema: dict[str, Any]) -> str:
 
 def _name(tool: Any) -> str:
     return tool["function"]["name"] if isinstance(tool, dict) else tool.name
-
-
-def offer_for(
-    settings: Any, tools: Sequence[BaseTool], workspace: Any, window: int | None
-) -> Offer:
-    """What a session with these settings offers the model in a workspace's first request,
-    and its fixed cost (`doctor`, `run` and the chat's start show it)."""
-    from types import SimpleNamespace
-
-    from agentcli.agent.agent_graph import system_prompt
-    from agentcli.agent.context.fit import ContextFit
-
-    ctx = SimpleNamespace(
-        workspace=workspace,
-        system_prompt=settings.system_prompt,
-        context_window=window,
-        compact_threshold=settings.compact_threshold,
-        answer_reserve=settings.answer_reserve,
-        compact_keep=settings.compact_keep,
-        tool_result_share=settings.tool_result_share,
-        tool_core=tuple(settings.core),
-        tool_descriptions=settings.descriptions,
-    )
-    offering = Offering(lambda: None, tools, settings.tool_calls)
-    budget = ContextFit(tools).budget(ctx)
-    return offering.choose(system_prompt(ctx), ctx, budget, strict=False)

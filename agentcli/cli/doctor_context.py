@@ -32,7 +32,7 @@ def window_check(settings: Settings) -> tuple[bool | None, str, int | None]:
 def fixed_part_check(settings: Settings, workspace: Path, window: int | None) -> tuple[bool, str]:
     """The system prompt and the tools' schemas against the window: what fits, what is left
     out, or the one line saying nothing fits."""
-    from agentcli.agent.offered_tools import offer_for
+    from agentcli.agent.fixed_part_report import offer_for
     from agentcli.agent.toolset.loading import load_tools
 
     try:

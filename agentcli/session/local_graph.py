@@ -154,7 +154,7 @@ class LocalGraph:
         window = self.context_window()
         if window is None:
             return None
-        from agentcli.agent.offered_tools import offer_for
+        from agentcli.agent.fixed_part_report import offer_for
 
         return offer_for(self.settings, list(self.tools.values()), workspace, window)
 

@@ -138,9 +138,10 @@ def offer(
         return Offer(chosen, out, is_terse, prompt_tokens, tools, allowance, window, **more)
 
     forms = {"full": [(full, False)], "terse": [(short, True)]}
-    for chosen, is_terse in forms.get(descriptions, [(full, False), (short, True)]):
-        if allowance is None or sum(cost(chosen)) <= allowance or not chosen:
-            return made(chosen, is_terse)
+    for whole, is_terse in forms.get(descriptions, [(full, False), (short, True)]):
+        if allowance is None or sum(cost(whole)) <= allowance or not whole:
+            return made(whole, is_terse)
+    assert allowance is not None
     is_terse = descriptions != "full"
     pool = short if is_terse else full
     ranked = sorted(pool, key=lambda s: _rank(s["function"]["name"], core))
