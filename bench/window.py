@@ -122,7 +122,7 @@ def fixed_costs(count: Callable[[dict], int]) -> list[list[Any]]:
             body["messages"].append({"role": "user", "content": ""})
             names = ", ".join(chosen.names) if len(chosen.names) < 8 else "all"
             mode = "text" if textual else "native"
-            rows.append([mode, f"{label} ({names})", chosen.fixed, count(body)])
+            rows.append([f"{mode}: {label} ({names})", chosen.fixed, count(body)])
     return rows
 
 
@@ -141,20 +141,20 @@ def main() -> None:
         costs = fixed_costs(count)
     print(f"{turns} tool-using turns, {WINDOW}-token window, counted with {name}; {machine()}\n")
     keys = [
-        ("tools offered", "offered"), ("fixed part (agentcli's estimate)", "fixed"),
-        ("requests", "requests"), ("summary requests", "summaries"),
+        ("tools offered", "count"), ("fixed part (agentcli's estimate)", "fixed"),
+        ("model requests", "requests"), ("summary requests", "summaries"),
         ("largest request (tokens)", "biggest"), (f"requests over {WINDOW:,}", "over"),
     ]  # fmt: skip
-    rows = [[label, *(_shown(runs[m][key]) for m in runs)] for label, key in keys]
+    for run in runs.values():
+        run["count"] = len(run["offered"])
+    rows = [[label, *(runs[m][key] for m in runs)] for label, key in keys]
     print(table(["", "native", "text"], rows))
+    for mode, run in runs.items():
+        print(f"\n{mode}: offered {', '.join(run['offered'])}")
     print()
-    print(table(["mode", "tool set", "agentcli's estimate", f"server's count ({name})"], costs))
+    print(table(["mode: tool set", "agentcli's estimate", f"server's count ({name})"], costs))
     if args.gguf:
         count.close()  # type: ignore[attr-defined]
-
-
-def _shown(value: Any) -> Any:
-    return ", ".join(value) if isinstance(value, list) else value
 
 
 if __name__ == "__main__":
