@@ -167,7 +167,7 @@ def test_with_compaction_off_a_refused_request_is_an_error(agent: Agent) -> None
     configure(agent, "[context]\ncompact = false\n")
     thread = turns(agent, 2)
     before = len(agent.server.requests)
-    result = agent.run("run", "--thread", thread, said(7) * 3)
+    result = agent.run("run", "--thread", thread, said(7) * 6)  # too long however fitted
     assert result.returncode == 1 and "maximum context length" in result.stderr
     # once more with the tools fitted to the window named, nothing compacted
     assert len(agent.server.requests) == before + 2
