@@ -6,7 +6,6 @@ by side in one step, each group after the one before it (the agent node sends th
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -33,16 +32,17 @@ from agentcli.agent.model.cut_off_answers import cut_off_reason, without_calls
 from agentcli.agent.model.empty_answers import unless_empty
 from agentcli.agent.model.retries import Retries, answer
 from agentcli.agent.model.storable_calls import with_storable_args
+from agentcli.agent.offered_tools import Offering
 from agentcli.agent.plan.plan_review import make_plan_nodes
 from agentcli.agent.plan.plan_run import advance
 from agentcli.agent.plan.plan_tool import INSTRUCTIONS as PLAN_INSTRUCTIONS
-from agentcli.agent.plan.plan_tool import plan_tool, planning
+from agentcli.agent.plan.plan_tool import planning
 from agentcli.agent.repeated_calls import repeats, stopped_by, with_note
 from agentcli.agent.review.approval_seals import allowed_tools, step_of, thread_of
 from agentcli.agent.review.dismissed_calls import reconcile
 from agentcli.agent.review.node import make_review_nodes
 from agentcli.agent.state import AgentState, RunContext
-from agentcli.agent.text_calls.prompt import as_text, describe
+from agentcli.agent.text_calls.prompt import as_text
 from agentcli.agent.text_calls.recovery import with_text_calls
 from agentcli.agent.text_calls.stream import HeldBack
 from agentcli.agent.tools_node import make_tools_node
@@ -196,22 +196,10 @@ def build_graph(
     "auto" also recovers calls written as text when the model makes no native one; "text"
     describes the tools in the system prompt instead of sending them (text_calls/prompt.py).
     """
-    textual = tool_calls == "text" and bool(tools)
+    offering = Offering(model, tools, tool_calls)
+    textual = offering.textual
     retries = retry or Retries()
     fit = ContextFit(tools)
-    bindings: dict[bool, _Binding] = {}  # plan mode or not: the model and what it is offered
-
-    def binding(plan_mode: bool) -> _Binding:
-        if plan_mode not in bindings:
-            plain = bindings[not plan_mode].plain if bindings else model()
-            offer = [plan_tool(tools)] if plan_mode else list(tools)
-            bindings[plan_mode] = _Binding(
-                plain.bind_tools(offer) if offer and not textual else plain,
-                plain,
-                describe(offer) if textual and offer else "",
-                [t.name for t in offer] if tool_calls != "native" else [],
-            )
-        return bindings[plan_mode]
 
     def agent(state: AgentState, runtime: Runtime[RunContext], config: RunnableConfig) -> Command:
         ctx = runtime.context
@@ -235,11 +223,14 @@ def build_graph(
             return Command(update=carried, goto=END)
         plan_mode = planning(messages)
         prompt = system_prompt(ctx) + ("\n\n" + PLAN_INSTRUCTIONS if plan_mode else "")
-        chosen = binding(plan_mode)
+        budget, compaction = fit.budget(ctx), state.get("compaction")
+        # the tools this request offers: those that fit a small window (context/fixed_part.py)
+        tools_offer = None if plan_mode else offering.choose(prompt, ctx, budget)
+        chosen = offering.binding(plan_mode, tools_offer)
+        fit.offered(tools_offer.tools_tokens if tools_offer and not textual else None, textual)
         offered = chosen.offered
         if chosen.described:
             prompt += "\n\n" + chosen.described
-        budget, compaction = fit.budget(ctx), state.get("compaction")
         sent = _as_sent(with_note(outgoing(prompt, messages, compaction, budget), found), textual)
         update: dict[str, Any] = dict(carried)
         fresh = (compaction or {}).get("length") != len(messages)  # once per new message
@@ -263,6 +254,8 @@ def build_graph(
         try:
             reply = asked(sent)
         except Exception as exc:  # a request too long for the server: compacted, tried once more
+            if not plan_mode and fit.shrinks(exc, budget):  # it named a smaller window
+                return Command(update=update, goto="agent")  # tools and thread fitted to it
             done = fit.after_overflow(chosen.plain, prompt, messages, compaction, ctx, exc)
             if not done:
                 raise
@@ -297,17 +290,6 @@ def build_graph(
     builder.add_edge(START, "agent")
     builder.add_edge("tools", "agent")
     return builder
-
-
-@dataclass(frozen=True)
-class _Binding:
-    """The model as one kind of turn asks it: with its tools bound, alone, and the tools as
-    text mode describes them and as text calls are recovered (empty: not in that mode)."""
-
-    bound: Any
-    plain: Any
-    described: str
-    offered: list[str]
 
 
 def _plan_first(plan_half: Callable[..., Any], usual: Callable[..., Any]) -> Callable[..., Any]:

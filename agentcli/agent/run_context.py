@@ -64,4 +64,6 @@ def run_context(
         tool_result_share=s.tool_result_share,
         answer_reserve=s.answer_reserve,
         hooks=hook_set(s, (s.api_key, s.db_url), getattr(redactor, "value", None)),
+        tool_core=tuple(s.core),
+        tool_descriptions=s.descriptions,
     )

@@ -11,6 +11,7 @@ from agentcli_tools.context import ToolContext
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
 
+from agentcli.agent.context.fixed_part import CORE
 from agentcli.agent.input_bounds import bounded_reducer
 from agentcli.policy.approval_policy import Policy
 from agentcli.threads.langgraph_internals import messages_delta_reducer
@@ -104,6 +105,10 @@ class RunContext(ToolContext):
     compact_keep: float = 0.25
     tool_result_share: float = 0.2
     answer_reserve: int = 1024
+    # with a small window: the tools offered first, and their descriptions' form
+    # (context/fixed_part.py)
+    tool_core: tuple[str, ...] = CORE
+    tool_descriptions: str = "auto"
 
     def protection(self, tool: str, rel: str, typed: str | None = None) -> str | None:
         """The policy's deny and ask rules on paths, for the tools (one derivation: the CLI's

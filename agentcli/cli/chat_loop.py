@@ -74,9 +74,13 @@ class Chat:
             finally:
                 self.view.end()
             session.soft_ctrl_c = True  # Ctrl-C stops a run and comes back here
-            from agentcli.cli.early_prompt import show_warnings
+            from agentcli.cli.early_prompt import fixed_part_line, show_warnings
 
             show_warnings(session)
+            if line := fixed_part_line(session):  # the header's last line, once known
+                self.console.print(
+                    Text(f"context: {line[0]}", style="yellow" if line[1] else "dim")
+                )
             self._session = session
         return self._session
 

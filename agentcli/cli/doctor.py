@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from agentcli_tools.plurals import counted
@@ -17,6 +17,7 @@ from agentcli.cli.config_command import mask
 from agentcli.cli.setup_guide import STEPS, needs_setup
 from agentcli.config import Settings, default_config_path, did_you_mean
 from agentcli.errors import AgentcliError, ExitCode
+from agentcli.session.model_checks import fixed_part_check, probe_check, window_check
 from agentcli.ui import make_console
 
 if TYPE_CHECKING:
@@ -37,10 +38,19 @@ class Check:
 def doctor(
     *,
     common: Common,
+    probe: Annotated[
+        bool,
+        typer.Option(
+            "--probe",
+            help="Also send the model one tiny request with a trivial tool, and say what the"
+            " server did with it and which settings work.",
+        ),
+    ] = False,
 ) -> None:
-    """Check the set-up: config, tools, API key, model server and model, thread database,
-    AGENTS.md, the sandbox's layers (a confined command is started); print versions. With
-    no API key and no base URL, print the set-up guide.
+    """Check the set-up: config, tools, API key, model server and model, the context window
+    and the fixed part of each request against it, thread database, AGENTS.md, the
+    sandbox's layers (a confined command is started); print versions. With no API key and
+    no base URL, print the set-up guide.
 
     Exits 0 if every check passes, 1 if any fails.
     """
@@ -72,6 +82,17 @@ def doctor(
             report(
                 _model_check(settings.model, models) if tried else Check(None, "model", "not tried")
             )
+            window = None
+            if tried:
+                ok, detail, window = window_check(settings)
+                report(Check(ok, "context window", detail))
+            ok, detail = fixed_part_check(
+                settings, (common.workspace or Path.cwd()).resolve(), window
+            )
+            report(Check(ok, "fixed part", detail))
+            if probe and tried:
+                ok, detail = probe_check(settings)
+                report(Check(ok, "tool calls", detail))
         else:
             report(Check(None, "model server", "not tried"))
         report(_database_check(settings))

@@ -144,3 +144,21 @@ def start(
 def show_warnings(session: ThreadSession) -> None:
     for message in getattr(session, "warnings", []):
         warn(message)
+
+
+def fixed_part_line(session: ThreadSession) -> tuple[str, str] | None:
+    """The fixed part of each request against the model's window, as one line, and how
+    much it needs saying: "" (it fits), "warning" (tools left out) or "error" (not even the
+    minimum fits: the first request is refused with this line). None: the window is
+    unknown, or the session is on a server (whose own window this process does not know)."""
+    fixed_part = getattr(session, "fixed_part", None)
+    try:
+        offer = fixed_part() if fixed_part is not None else None
+    except Exception:  # the model server is unreachable or misconfigured: said elsewhere
+        return None
+    if offer is None:
+        return None
+    if not offer.fits:
+        return offer.too_small(), "error"
+    summary = offer.summary(len(offer.schemas) + len(offer.left_out))
+    return summary, "warning" if offer.left_out else ""

@@ -19,6 +19,7 @@ from agentcli.cli.common_options import (
     SandboxOpt,
     ThreadOpt,
     common_options,
+    warn,
 )
 from agentcli.cli.session_opening import attach, check_early, checked_with_thread, open_session
 from agentcli.errors import UsageError
@@ -100,6 +101,10 @@ def run(
 
 
 def _play(session: ThreadSession, output: OutputFormat, message: str | None, plan: bool) -> None:
+    from agentcli.cli.early_prompt import fixed_part_line
     from agentcli.cli.run_output import Scripted
+
+    if message is not None and (line := fixed_part_line(session)) and line[1] == "warning":
+        warn(line[0])  # tools left out to fit the window
 
     Scripted(session, output).run(message, plan=plan)

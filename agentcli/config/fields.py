@@ -106,6 +106,8 @@ FIELDS: dict[str, Field] = {
                 list,
                 expect='a list of module names or .py file paths, e.g. ["my_tools.py"]',
             ),
+            "core": Field("core", list, expect='a list of tool names, e.g. ["read_file"]'),
+            "descriptions": Field("descriptions", str, expect='"auto", "full" or "terse"'),
             "env_passthrough": Field(
                 "env_passthrough",
                 list,
@@ -157,6 +159,7 @@ STRING_LISTS = {
     "tools.enabled",
     "tools.disabled",
     "tools.modules",
+    "tools.core",
     "tools.env_passthrough",
     "sandbox.writable",
 }
@@ -164,6 +167,7 @@ SANDBOX_MODES = ("read-only", "workspace-write", "off")  # the modes tools/sandb
 # String keys with a fixed set of values.
 CHOICES = {
     "model.tool_calls": ("native", "text", "auto"),
+    "tools.descriptions": ("auto", "full", "terse"),
     "sandbox.mode": SANDBOX_MODES,
     "approval.on_expire": ("deny", "keep"),
     "approval.mode": APPROVAL_MODES,

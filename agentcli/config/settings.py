@@ -78,6 +78,9 @@ class Settings:
     enabled: list[str] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
     modules: list[str] = field(default_factory=list)
+    # what a small context window keeps first, and how tools are described (fixed_part.py)
+    core: list[str] = field(default_factory=lambda: ["read_file", "list_dir", "edit_file", "shell"])
+    descriptions: str = "auto"  # auto | full | terse
     env_passthrough: list[str] = field(default_factory=list)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
     context_window: int = 0  # tokens; 0: ask the server (agent/context/window.py)

@@ -22,6 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool
 
+from agentcli.agent.context.fixed_part import Offer
 from agentcli.agent.input_bounds import clipped
 from agentcli.agent.plan import PLAN_FLAG
 from agentcli.agent.review.approval_seals import seal_tool
@@ -68,6 +69,10 @@ class Session(ThreadSession):
         self.expired = None
 
     # -- what the parts hold, as callers and ThreadSession name it ---------------
+
+    def fixed_part(self) -> Offer | None:
+        """The fixed part of this thread's requests against the model's window."""
+        return self.engine.fixed_part(self.thread.workspace)
 
     @property
     def hint_flags(self) -> str:

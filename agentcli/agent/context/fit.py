@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.tools import BaseTool
 
 from agentcli.agent.context.compaction import Budget, compact, outgoing
@@ -21,10 +21,29 @@ class ContextFit:
     def __init__(self, tools: Sequence[BaseTool]) -> None:
         self.tools = tools
         self._tool_tokens: int | None = None  # counted at the first request, not at build
+        self._offered: int | None = None  # this request's tools, when it offers fewer
         self.calibration = Calibration()
+        self.learnt: int | None = None  # a smaller window a server's refusal named
+
+    def shrinks(self, exc: BaseException, budget: Budget | None) -> bool:
+        """Whether `exc` is a refusal naming a window smaller than the one this request was
+        fitted to (or the first window known): kept, so that the request is made again,
+        its tools offered for that window (context/fixed_part.py), and so are the next."""
+        named = window_in(exc) if overflowed(exc) else None
+        if not named or (budget is not None and named >= budget.window):
+            return False
+        self.learnt = named
+        return True
+
+    def offered(self, tokens: int | None, textual: bool = False) -> None:
+        """The tools this request carries cost `tokens` (None: all of them, as schemas); in
+        text mode none are sent as schemas: their description is in the system prompt."""
+        self._offered = 0 if textual else tokens
 
     @property
     def tool_tokens(self) -> int:
+        if self._offered is not None:
+            return self._offered
         if self._tool_tokens is None:
             from langchain_core.utils.function_calling import convert_to_openai_tool
 
@@ -45,6 +64,8 @@ class ContextFit:
 
     def budget(self, ctx: Any, window: int | None = None) -> Budget | None:
         window = window or ctx.context_window
+        if self.learnt:
+            window = min(window or self.learnt, self.learnt)
         if not window:
             return None
         return Budget(
@@ -67,6 +88,9 @@ class ContextFit:
     ) -> tuple[dict[str, Any], list[BaseMessage]] | None:
         """A new compaction and the request it leaves, or None if nothing can be cut."""
         before = outgoing(prompt, messages, compaction, budget)
+        if keep is None:  # what the fixed part and a summary leave, so that the request fits
+            fixed = self.estimate([SystemMessage(prompt)])
+            keep = max(0, min(budget.keep_tokens, budget.limit - fixed - budget.summary_tokens))
         new = compact(chat, messages, compaction, budget, reason, keep)
         if new is None:
             return None

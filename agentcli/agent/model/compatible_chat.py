@@ -40,6 +40,13 @@ def truncated(raw: Any) -> bool:
     return any(p.get("truncated") is True or p.get("stop_type") == "limit" for p in places)
 
 
+def _tool_name(tool: Any) -> str | None:
+    """A LangChain tool's name, or an OpenAI tool schema's (a small window's terse ones)."""
+    if isinstance(tool, dict):
+        return (tool.get("function") or {}).get("name")
+    return getattr(tool, "name", None)
+
+
 class CompatibleChatOpenAI(StreamingChatOpenAI):
     """StreamingChatOpenAI for any OpenAI-compatible server (see the module's docstring)."""
 
@@ -49,7 +56,7 @@ class CompatibleChatOpenAI(StreamingChatOpenAI):
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
         choice = tool_choice if tool_choice is not None else self.default_tool_choice
         if isinstance(choice, str) and choice not in CHOICES:
-            names = [getattr(tool, "name", None) for tool in tools]
+            names = [_tool_name(tool) for tool in tools]
             if choice not in names:
                 raise ConfigError(
                     f"[model] tool_choice = '{choice}' names no tool this session offers"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
@@ -40,8 +41,9 @@ merely shows such a block inside backticks or a code fence is not one.
 {tools}"""
 
 
-def describe(tools: Sequence[BaseTool]) -> str:
-    """The system prompt's section describing `tools` and how to call them."""
+def describe(tools: Sequence[BaseTool | dict[str, Any]]) -> str:
+    """The system prompt's section describing `tools` (LangChain tools, or OpenAI tool
+    schemas such as a small window's terse ones) and how to call them."""
     entries = []
     for tool in tools:
         function = convert_to_openai_tool(tool)["function"]
