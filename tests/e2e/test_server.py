@@ -408,7 +408,20 @@ def test_a_call_cut_off_by_a_server_crash_is_asked_about_at_once_and_can_be_mark
             started = {"a.log": "call_1", "b.log": "call_2"}
             [cut_off] = [call for log, call in started.items() if (ws / log).exists()]
             [waiting] = [call for call in started.values() if call != cut_off]
-            dev.kill()  # well within the runtime's 10 s flush: only the journal saved it
+            # langgraph dev writes its state to disk every 10 s, and a crash loses what came
+            # after the last write: the crash this test is about comes once the model's
+            # answer is written there, while the call runs (only the journal knows it began)
+            written = base / ".langgraph_api"
+            until(
+                lambda: any(
+                    cut_off.encode() in path.read_bytes()
+                    for path in written.glob(".langgraph_checkpoint*.pckl")
+                ),
+                what="langgraph dev wrote the model's answer to disk",
+                process=child,
+            )
+            assert not (ws / f"{'b' if cut_off == 'call_1' else 'a'}.log").exists()
+            dev.kill()
             child.send_signal(signal.SIGKILL)  # its client too (it would wait to reconnect)
             child.wait(60)
         (ws / "go").touch()  # the waiting call ends at once when the restart runs it
