@@ -63,10 +63,11 @@ def _isolated_home(
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: two workers per core. Most end-to-end tests wait on the processes they
-    start (a chat, a server, a command under the sandbox), so one worker per core leaves
-    the cores about half idle; two per core cut the suite's time by about a third."""
-    return 2 * (os.cpu_count() or 1)
+    """`-n auto`: four workers per core. Most end-to-end tests wait on the processes they
+    start (a chat, a server, a command under the sandbox): the suite's tests use about a
+    third of the CPU time they take (bench/README.md, "The test suite"), so fewer workers
+    leave the cores idle. The suite holds at this load: every wait is on a condition."""
+    return 4 * (os.cpu_count() or 1)
 
 
 def pytest_configure(config: pytest.Config) -> None:
