@@ -45,9 +45,8 @@ def main(path: str) -> None:
     rows = [line.rstrip("\n").split("\t") for line in open(path)]
     tests = [(r[0], float(r[1]), float(r[2]), float(r[3])) for r in rows if len(r) == 4]
     own, started = sum(t[2] for t in tests), sum(t[3] for t in tests)
-    print(
-        f"{len(tests)} tests: {own:,.0f} s CPU in the workers, {started:,.0f} s in what they started"
-    )
+    print(f"{len(tests)} tests: {own:,.0f} s CPU in the workers,", end=" ")
+    print(f"{started:,.0f} s in what they started")
     by_folder: Counter[str] = Counter()
     for name, _, mine, theirs in tests:
         by_folder[name.split("::")[0].split("/")[1]] += mine + theirs
