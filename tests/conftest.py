@@ -36,7 +36,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.pycache_prefix, sys.dont_write_bytecode = str(_BYTECODE), False
 
 # properties are judged on what they find, not on how long an example takes: on a loaded
-# 2-core machine (CI runs two workers a core) hypothesis's 200 ms deadline fails at random
+# 2-core machine (CI runs four workers a core) hypothesis's 200 ms deadline fails at random
 settings.register_profile("agentcli", deadline=None)
 settings.load_profile("agentcli")
 
