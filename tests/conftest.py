@@ -63,10 +63,9 @@ def _isolated_home(
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: four workers per core. Most end-to-end tests wait on the processes they
-    start (a chat, a server, a command under the sandbox): the suite's tests use about a
-    third of the CPU time they take (bench/README.md, "The test suite"), so fewer workers
-    leave the cores idle. The suite holds at this load: every wait is on a condition."""
+    """`-n auto`: four workers per core, so every run shows the suite holds at that load
+    (every wait is on a condition). It is no faster than two a core: the suite is bound by
+    the CPU of the agentcli processes it starts (bench/README.md, suite_cpu.py)."""
     return 4 * (os.cpu_count() or 1)
 
 
