@@ -225,12 +225,8 @@ def test_a_20_turn_tool_thread_in_a_2048_window(agent: Agent) -> None:
     """Issue 29's goal: `context_window = 2048`, text tool calls (this server knows no tools),
     20 turns each asking for the calculator, calls approved: no request over the window
     (the server would refuse it: 400, or an empty stream then 400), whatever the model says.
-    The fixed part is what fits (terse, the core tools and calculator first)."""
-    configure(
-        agent,
-        model=f'tool_calls = "text"\ncontext_window = {N_CTX}',
-        more='\n[tools]\ncore = ["calculator"]\n',
-    )
+    The fixed part is what fits (CONFIG enables the calculator alone)."""
+    configure(agent, model=f'tool_calls = "text"\ncontext_window = {N_CTX}')
     start = time.monotonic()
     thread, calls = "", 0
     for n in range(1, 21):
