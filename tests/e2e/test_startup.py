@@ -100,18 +100,23 @@ def test_a_key_and_a_server_change_nothing_for_the_store_commands(tmp_path: Path
         assert heavy_imports(tmp_path, *args, **server) == "[]", args
 
 
-def imported_before(agent: Agent, pattern: str, *args: str) -> list[str]:
-    """The heavy modules the installed command imported before `pattern` showed on its
-    terminal (`-X importtime` writes each import to stderr, the same terminal)."""
-    child = pexpect.spawn(
+def _python(agent: Agent, *argv: str) -> pexpect.spawn:
+    """Python with `argv` on a 40x120 terminal, in the agent's workspace and environment."""
+    return pexpect.spawn(
         sys.executable,
-        ["-X", "importtime", AGENTCLI, *args],
+        list(argv),
         env=agent.env,
         cwd=str(agent.workspace),
         encoding="utf-8",
         timeout=120,
         dimensions=(40, 120),
     )
+
+
+def imported_before(agent: Agent, pattern: str, *args: str) -> list[str]:
+    """The heavy modules the installed command imported before `pattern` showed on its
+    terminal (`-X importtime` writes each import to stderr, the same terminal)."""
+    child = _python(agent, "-X", "importtime", AGENTCLI, *args)
     try:
         child.expect(pattern)
         shown = child.before or ""
@@ -170,15 +175,7 @@ def test_resume_loads_the_model_client_once_the_review_is_drawn(agent: Agent) ->
     store = agent.store()
     thread = store.recent(1)[0].thread_id
     store.close()
-    child = pexpect.spawn(
-        sys.executable,
-        ["-c", WITH_HOOK, "resume", thread],
-        env=agent.env,
-        cwd=str(agent.workspace),
-        encoding="utf-8",
-        timeout=120,
-        dimensions=(40, 120),
-    )
+    child = _python(agent, "-c", WITH_HOOK, "resume", thread)
     try:
         child.expect(CHOICE)
         shown = (child.before or "") + str(child.after)
