@@ -16,6 +16,7 @@ from agentcli.threads.backends import open_store
 from agentcli.threads.store import Store
 from tests.helpers.environment import isolated_env
 from tests.helpers.scripted_server import ScriptedServer
+from tests.helpers.warm_run import warm_run
 
 AGENTCLI = str(Path(sys.executable).parent / "agentcli")
 
@@ -40,15 +41,14 @@ class Agent:
     def run(
         self, *args: str, stdin: str | None = None, timeout: float = 180
     ) -> subprocess.CompletedProcess[str]:
-        """The command, to its end: `timeout` is far above the seconds it takes on an idle
-        machine, as on a busy one (eight workers on two cores) it can take a minute."""
-        return subprocess.run(
+        """The command, to its end, started warm (tests/helpers/warm_run.py): `timeout` is
+        far above the seconds it takes on an idle machine, as on a busy one (eight workers on
+        two cores) it can take a minute."""
+        return warm_run(
             [AGENTCLI, *args],
-            input=stdin if stdin is not None else "",
-            capture_output=True,
-            text=True,
             env=self.env,
             cwd=self.workspace,
+            stdin=stdin if stdin is not None else "",
             timeout=timeout,
         )
 

@@ -1,0 +1,170 @@
+"""Run the installed `agentcli` to its end through a warm start (tests/helpers/warm_start.py):
+what `subprocess.run(argv, input=..., capture_output=True, text=True, env=..., cwd=...,
+timeout=...)` returns, for a fraction of the CPU.
+
+Each pytest worker starts one warm-start server on first use and its end ends the server.
+A command runs cold (a real `subprocess.run`) instead when its environment changes what the
+interpreter does at start-up (the PYTHON* variables, the locale, TZ), or when
+AGENTCLI_TESTS_COLD is set (`AGENTCLI_TESTS_COLD=1 pytest` runs the whole suite cold: what the
+warm start is checked against).
+"""
+
+from __future__ import annotations
+
+import array
+import atexit
+import json
+import locale
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.helpers.warm_start import HEADER
+
+SERVER = Path(__file__).with_name("warm_start.py")
+START_TIMEOUT = 300.0  # importing everything on a machine at load 20
+
+
+def _read_at_start(key: str) -> bool:
+    """Read by the interpreter as it starts, before any import."""
+    return key.startswith(("PYTHON", "LC_")) or key in ("LANG", "LANGUAGE", "TZ")
+
+
+class _Server:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.folder = tempfile.mkdtemp(prefix="agentcli-warm-")
+        self.path = os.path.join(self.folder, "socket")
+        self.env = env
+        self.process = subprocess.Popen(
+            [sys.executable, str(SERVER), self.path],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            cwd=self.folder,
+        )
+        assert self.process.stdout is not None
+        ready = selectors.DefaultSelector()
+        ready.register(self.process.stdout, selectors.EVENT_READ)
+        line = self.process.stdout.readline() if ready.select(START_TIMEOUT) else b""
+        if not line.startswith(b"{"):
+            self.process.kill()
+            raise RuntimeError(f"the warm-start server did not start ({SERVER})")
+        self.process.stdout.close()
+        # what the imports read: a command that sets any of these differently runs cold
+        self.read_at_import: list[str] = json.loads(line)["read at import"]
+        atexit.register(self.stop)
+
+    def same_start(self, env: dict[str, str]) -> bool:
+        """Whether a cold start in `env` would import what the server imported, alike."""
+        keys = {*self.read_at_import, *filter(_read_at_start, {*env, *self.env})}
+        return all(env.get(key) == self.env.get(key) for key in keys)
+
+    def stop(self) -> None:
+        if self.process.stdin:
+            self.process.stdin.close()  # the server's signal to end
+        self.process.wait(timeout=30)
+
+
+_server: _Server | None = None
+
+
+def warm_run(
+    argv: list[str], *, env: dict[str, str], cwd: Path, stdin: str, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    global _server
+    if not os.environ.get("AGENTCLI_TESTS_COLD"):
+        if _server is None:
+            _server = _Server(dict(os.environ))
+        if _server.same_start(env):
+            return _run(_server.path, argv, env, cwd, stdin, timeout)
+    return subprocess.run(
+        argv, input=stdin, capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout
+    )
+
+
+def _run(
+    path: str, argv: list[str], env: dict[str, str], cwd: Path, stdin: str, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    deadline = time.monotonic() + timeout
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+        body = json.dumps({"argv": argv, "env": env, "cwd": str(cwd)}).encode()
+        fds = array.array("i", [in_r, out_w, err_w])
+        conn.sendmsg([HEADER.pack(len(body))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+        conn.sendall(body)
+    finally:
+        for fd in (in_r, out_w, err_w):
+            os.close(fd)
+    pending = stdin.encode(locale.getpreferredencoding(False))
+    told = conn.fileno()  # the command's pid, then its exit code
+    got: dict[int, bytearray] = {out_r: bytearray(), err_r: bytearray(), told: bytearray()}
+    selector = selectors.DefaultSelector()
+    for fd in (out_r, err_r, told):
+        selector.register(fd, selectors.EVENT_READ)
+    if pending:
+        os.set_blocking(in_w, False)
+        selector.register(in_w, selectors.EVENT_WRITE)
+    else:
+        os.close(in_w)
+    try:
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            events = selector.select(max(left, 0)) if left > 0 else []
+            if not events:
+                _kill(got[told])
+                raise subprocess.TimeoutExpired(
+                    argv, timeout, output=_text(got[out_r]), stderr=_text(got[err_r])
+                )
+            for key, _ in events:
+                fd = key.fd
+                if fd == in_w:
+                    try:
+                        pending = pending[os.write(in_w, pending[:65536]) :]
+                    except BrokenPipeError:
+                        pending = b""
+                    if not pending:
+                        selector.unregister(in_w)
+                        os.close(in_w)
+                    continue
+                chunk = os.read(fd, 65536)
+                if chunk:
+                    got[fd] += chunk
+                else:
+                    selector.unregister(fd)
+    finally:
+        selector.close()
+        for fd in (out_r, err_r):
+            os.close(fd)
+        if pending:
+            os.close(in_w)
+        conn.close()
+    lines = bytes(got[told]).split()
+    if len(lines) != 2:
+        raise RuntimeError(f"the warm-start server reported {lines!r} for {argv}")
+    return subprocess.CompletedProcess(argv, int(lines[1]), _text(got[out_r]), _text(got[err_r]))
+
+
+def _kill(reported: bytearray) -> None:
+    """The command (and its process group) killed, as subprocess.run kills one that timed out."""
+    lines = bytes(reported).split()
+    if lines:
+        try:
+            os.killpg(int(lines[0]), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _text(data: bytearray) -> str:
+    """Bytes as subprocess's text mode reads them: the locale's encoding, newlines universal."""
+    text = bytes(data).decode(locale.getpreferredencoding(False))
+    return text.replace("\r\n", "\n").replace("\r", "\n")

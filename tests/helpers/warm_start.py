@@ -1,0 +1,196 @@
+"""A warm start for the tests' `agentcli` runs: a process that has imported what a run
+imports, forking a fresh process for each command (the idea of Android's zygote).
+
+A run of the installed `agentcli` spends nearly all its CPU importing LangChain, LangGraph,
+LangSmith and the OpenAI SDK (bench/README.md, "suite_cpu.py"); the suite starts it over a
+thousand times. This script imports those modules once, then serves requests on a Unix
+socket: each request (the command's arguments, environment, folder, and its stdin, stdout
+and stderr as file descriptors) gets a forked child that becomes what a cold start would be,
+then runs the installed console script (`runpy.run_path` on `.venv/bin/agentcli`, the file
+the cold start runs) at the top level, so its exit, its exceptions, `atexit` and the
+interpreter's shutdown are the cold start's own. What differs from a cold start, and why it
+does not matter to the tests that use it (tests/helpers/warm_run.py says which do):
+
+- the modules are imported before the command's environment is set: agentcli reads no
+  environment at import (checked by tests/unit/test_warm_start.py), and the requests whose
+  interpreter settings differ (PYTHON*, locale) are run cold;
+- the child is the leader of a new session with no controlling terminal (a cold run under
+  `subprocess.run` inherits pytest's): commands run this way have pipes, not a terminal.
+
+Run as `python tests/helpers/warm_start.py SOCKET`; it prints one line when it serves and
+ends when its stdin closes (its pytest worker ended). Standard library only, before the
+imports: it must not import the tests' packages into what agentcli sees.
+"""
+
+from __future__ import annotations
+
+import array
+import io
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+
+# What `agentcli run` and `agentcli chat` import beyond `--help` (python -X importtime)
+PRELOAD = (
+    "agentcli.cli",
+    "agentcli.cli.run_output",
+    "agentcli.session.local",
+    "agentcli.session.attachments",
+    "agentcli.agent.model.compatible_chat",
+    "agentcli_tools.registry",
+    "langgraph.checkpoint.sqlite",
+    "langchain_core.tracers.context",
+    "openai.resources.chat.completions.completions",
+)
+HEADER = struct.Struct("!I")
+
+
+def receive(conn: socket.socket) -> tuple[dict, list[int]]:
+    """One request: a length, then that much JSON, with stdin, stdout and stderr attached."""
+    fds = array.array("i")
+    data, ancillary, _, _ = conn.recvmsg(HEADER.size, socket.CMSG_LEN(3 * fds.itemsize))
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+    (size,) = HEADER.unpack(data)
+    body = b""
+    while len(body) < size:
+        chunk = conn.recv(size - len(body))
+        if not chunk:
+            raise EOFError("the request ended early")
+        body += chunk
+    return json.loads(body), list(fds)
+
+
+def become(request: dict, fds: list[int], conn: socket.socket, listener: socket.socket) -> None:
+    """In the forked child: the process a cold start of the command would be."""
+    os.setsid()
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    for fd in fds:
+        if fd > 2:
+            os.close(fd)
+    conn.close()
+    listener.close()
+    reopen_stdio()
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    script = request["argv"][0]
+    sys.argv = list(request["argv"])
+    sys.path[0] = os.path.dirname(script)
+
+
+def reopen_stdio() -> None:
+    """sys.stdin, stdout and stderr made again over file descriptors 0-2, with the settings
+    the interpreter gave this process's (the same start-up environment), as a cold start
+    makes them over its own: the old objects hold the server's buffers and seek state."""
+    for name, fd, mode in (("stdin", 0, "rb"), ("stdout", 1, "wb"), ("stderr", 2, "wb")):
+        old = getattr(sys, name)
+        unbuffered = old.write_through and name != "stdin"
+        binary = open(fd, mode, buffering=0 if unbuffered else -1, closefd=False)
+        new = io.TextIOWrapper(
+            binary,
+            encoding=old.encoding,
+            errors=old.errors,
+            newline="\n",
+            line_buffering=old.line_buffering or (name != "stdin" and binary.isatty()),
+            write_through=old.write_through,
+        )
+        setattr(sys, name, new)
+        setattr(sys, f"__{name}__", new)
+
+
+def serve_one(conn: socket.socket, listener: socket.socket) -> dict | None:
+    """In the process forked for one connection: fork the command, report its pid, wait for
+    it and report how it ended. Returns the request in the command's process only; this
+    process itself never returns into the server's loop."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    try:
+        request, fds = receive(conn)
+        pid = os.fork()
+    except BaseException:
+        os._exit(1)
+    if pid == 0:
+        become(request, fds, conn, listener)
+        return request
+    try:
+        for fd in fds:
+            os.close(fd)
+        conn.sendall(b"%d\n" % pid)
+        _, status = os.waitpid(pid, 0)
+        conn.sendall(b"%d\n" % os.waitstatus_to_exitcode(status))
+    finally:
+        os._exit(0)
+
+
+def serve(path: str, read: list[str]) -> dict | None:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the per-connection processes reap themselves
+    print(json.dumps({"serving": path, "read at import": read}), flush=True)
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin], [], [])
+        if sys.stdin in ready:  # the worker closed its end: it has ended
+            return None
+        conn, _ = listener.accept()
+        if os.fork() == 0:
+            return serve_one(conn, listener)
+        conn.close()
+
+
+class ReadsRecorded(os._Environ):
+    """os.environ, noting each variable read and by which file (past os and posixpath)."""
+
+    read: dict[str, str] = {}
+
+    def __getitem__(self, key: str) -> str:
+        frame = sys._getframe(1)
+        while frame.f_back and frame.f_code.co_filename.endswith(STDLIB_PLUMBING):
+            frame = frame.f_back
+        self.read.setdefault(key, frame.f_code.co_filename)
+        return super().__getitem__(key)
+
+
+STDLIB_PLUMBING = ("os.py", "<frozen os>", "posixpath.py", "<frozen posixpath>", "abc.py", "abc>")
+
+
+def preload() -> list[str]:
+    """Import PRELOAD; the environment variables read meanwhile (but sysconfig's HOME, which
+    only decides whether a user base exists at all)."""
+    import importlib
+    import threading
+
+    plain = os.environ
+    os.environ = ReadsRecorded(  # noqa: B003 (the same variables, their reads noted)
+        plain._data, plain.encodekey, plain.decodekey, plain.encodevalue, plain.decodevalue
+    )
+    try:
+        for name in PRELOAD:
+            importlib.import_module(name)
+    finally:
+        os.environ = plain  # noqa: B003
+    if threading.active_count() != 1:  # a fork would copy a thread's locks, not the thread
+        sys.exit(f"warm_start: importing started threads: {threading.enumerate()}")
+    read = ReadsRecorded.read
+    return sorted(k for k, where in read.items() if not where.endswith("sysconfig.py"))
+
+
+def main() -> None:
+    sys.path[0] = os.path.dirname(sys.executable)  # as the console script has it
+    read = preload()
+    request = serve(sys.argv[1], read)
+    if request is None:
+        return
+    import runpy
+
+    runpy.run_path(request["argv"][0], run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()
