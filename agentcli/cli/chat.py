@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,6 +18,9 @@ from agentcli.cli.common_options import (
     ThreadOpt,
     common_options,
 )
+
+if TYPE_CHECKING:
+    from agentcli.cli.early_prompt import Starting
 
 MessageArg = Annotated[str | None, typer.Argument(help="First message (else you are asked).")]
 
@@ -49,9 +52,7 @@ def chat(
     common.sandbox = sandbox
     common.take_mode(mode, plan)
     starting = start(common, thread, last, auto_approve, approve, deny)
-    from agentcli.cli.chat_loop import Chat  # after the checks: an error does not wait for it
-
-    Chat(starting).loop(message)
+    talk(starting, message)
 
 
 @common_options(server=True, requests=True)
@@ -80,6 +81,14 @@ def resume(
     common.sandbox = sandbox
     common.take_mode(mode, plan)
     starting = start(common, thread_id, thread_id is None, auto_approve, approve, deny)
+    talk(starting, message)
+
+
+def talk(starting: Starting, message: str | None) -> None:
+    """The chat, until the person leaves; then the session being made is let finish."""
     from agentcli.cli.chat_loop import Chat  # after the checks: an error does not wait for it
 
-    Chat(starting).loop(message)
+    try:
+        Chat(starting).loop(message)
+    finally:
+        starting.settle()

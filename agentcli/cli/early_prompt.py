@@ -53,13 +53,26 @@ class Starting:
     # drawn): the model client is made after it, not while the recap and the panel are
     # drawn (Python runs one thread at a time: the two would share the CPU)
     waiting: threading.Event = field(default_factory=threading.Event)
+    leaving: threading.Event = field(default_factory=threading.Event)  # settle() was called
+    thread: threading.Thread | None = None
 
     def begin(self) -> None:
         """Start making the session, in a daemon thread (the chat calls this once its
         prompt is drawn, so the two do not share the start-up's CPU)."""
         work, self.work = self.work, None
         if work is not None:
-            threading.Thread(target=work, name="agentcli-prepare", daemon=True).start()
+            self.thread = threading.Thread(target=work, name="agentcli-prepare", daemon=True)
+            self.thread.start()
+
+    def settle(self) -> None:
+        """Let the session being made finish before the chat leaves (and make no model
+        client for it): the interpreter's exit stops a daemon thread where it stands, and
+        one stopped inside a library's native code (pydantic-core runs the model client's
+        validators) aborts the process ("FATAL: exception not rethrown", SIGABRT)."""
+        self.leaving.set()
+        self.waiting.set()
+        if self.thread is not None:
+            self.thread.join()
 
     def session(self) -> ThreadSession:
         """The session; waits for it, and raises what stopped it being made."""
@@ -131,6 +144,8 @@ def start(
         # again where the chat first needs the model, as an error of that message (a
         # message sent before makes it itself: the model is made once, under a lock)
         starting.waiting.wait()
+        if starting.leaving.is_set():
+            return
         with suppress(Exception):
             session.prepare()
         gc_tuning.ready()
