@@ -16,7 +16,7 @@ from agentcli.threads.backends import open_store
 from agentcli.threads.store import Store
 from tests.helpers.environment import isolated_env
 from tests.helpers.scripted_server import ScriptedServer
-from tests.helpers.warm_run import warm_run
+from tests.helpers.warm_run import warm_run, warm_spawn
 
 AGENTCLI = str(Path(sys.executable).parent / "agentcli")
 
@@ -64,11 +64,11 @@ class Agent:
         )
 
     def spawn(self, *args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
-        child = pexpect.spawn(
-            AGENTCLI,
-            list(args),
+        """The command on a terminal, started warm (tests/helpers/warm_run.py)."""
+        child = warm_spawn(
+            [AGENTCLI, *args],
             env={**self.env, **(env or {})},
-            cwd=str(self.workspace),
+            cwd=self.workspace,
             encoding="utf-8",
             timeout=120,  # what an expect allows: far above an idle machine's few seconds
             dimensions=(40, 120),

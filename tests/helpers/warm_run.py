@@ -13,17 +13,24 @@ from __future__ import annotations
 
 import array
 import atexit
+import fcntl
 import json
 import locale
 import os
 import selectors
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 from pathlib import Path
+from typing import Any
+
+import pexpect
+import ptyprocess
 
 from tests.helpers.warm_start import HEADER
 
@@ -88,6 +95,28 @@ def warm_run(
     )
 
 
+def _launch(
+    path: str, argv: list[str], env: dict[str, str], cwd: Path, fds: list[int], terminal: bool
+) -> socket.socket:
+    """The command started by the server with `fds` as its stdin, stdout and stderr (closed
+    here once sent); the connection then tells its pid, then its wait status."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+        request = {"argv": argv, "env": env, "cwd": str(cwd), "terminal": terminal}
+        body = json.dumps(request).encode()
+        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))]
+        conn.sendmsg([HEADER.pack(len(body))], ancillary)
+        conn.sendall(body)
+    except BaseException:
+        conn.close()
+        raise
+    finally:
+        for fd in set(fds):
+            os.close(fd)
+    return conn
+
+
 def _run(
     path: str, argv: list[str], env: dict[str, str], cwd: Path, stdin: str, timeout: float
 ) -> subprocess.CompletedProcess[str]:
@@ -95,16 +124,7 @@ def _run(
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(path)
-        body = json.dumps({"argv": argv, "env": env, "cwd": str(cwd)}).encode()
-        fds = array.array("i", [in_r, out_w, err_w])
-        conn.sendmsg([HEADER.pack(len(body))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
-        conn.sendall(body)
-    finally:
-        for fd in (in_r, out_w, err_w):
-            os.close(fd)
+    conn = _launch(path, argv, env, cwd, [in_r, out_w, err_w], terminal=False)
     pending = stdin.encode(locale.getpreferredencoding(False))
     told = conn.fileno()  # the command's pid, then its exit code
     got: dict[int, bytearray] = {out_r: bytearray(), err_r: bytearray(), told: bytearray()}
@@ -151,7 +171,8 @@ def _run(
     lines = bytes(got[told]).split()
     if len(lines) != 2:
         raise RuntimeError(f"the warm-start server reported {lines!r} for {argv}")
-    return subprocess.CompletedProcess(argv, int(lines[1]), _text(got[out_r]), _text(got[err_r]))
+    code = os.waitstatus_to_exitcode(int(lines[1]))
+    return subprocess.CompletedProcess(argv, code, _text(got[out_r]), _text(got[err_r]))
 
 
 def _kill(reported: bytearray) -> None:
@@ -168,3 +189,79 @@ def _text(data: bytearray) -> str:
     """Bytes as subprocess's text mode reads them: the locale's encoding, newlines universal."""
     text = bytes(data).decode(locale.getpreferredencoding(False))
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def warm_spawn(argv: list[str], *, env: dict[str, str], cwd: Path, **options: Any) -> pexpect.spawn:
+    """pexpect.spawn(argv[0], argv[1:], env=env, cwd=cwd, **options), started warm when
+    warm_run would start it warm: on a terminal of its own, the leader of its session."""
+    global _server
+    kind = pexpect.spawn
+    if not os.environ.get("AGENTCLI_TESTS_COLD"):
+        if _server is None:
+            _server = _Server(dict(os.environ))
+        if _server.same_start(env):
+            kind = _WarmSpawn
+    return kind(argv[0], argv[1:], env=env, cwd=str(cwd), **options)
+
+
+class _WarmSpawn(pexpect.spawn):
+    """pexpect's spawn whose pty the warm-start server's child has at its other end."""
+
+    def _spawnpty(self, args: list[bytes | str], **kwargs: Any) -> _WarmPty:
+        assert _server is not None
+        argv = [a.decode() if isinstance(a, bytes) else a for a in args]
+        master, slave = os.openpty()
+        rows, cols = kwargs.get("dimensions") or (24, 80)
+        fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        if not kwargs.get("echo", True):
+            attributes = termios.tcgetattr(slave)
+            attributes[3] &= ~termios.ECHO
+            termios.tcsetattr(slave, termios.TCSANOW, attributes)
+        conn = _launch(_server.path, argv, kwargs["env"], kwargs["cwd"], [slave] * 3, True)
+        return _WarmPty(conn, master)
+
+
+class _WarmPty(ptyprocess.PtyProcess):
+    """ptyprocess's view of a command the warm-start server started: this process is not
+    its parent, so its wait status comes over the connection instead of from waitpid."""
+
+    def __init__(self, conn: socket.socket, fd: int) -> None:
+        self.conn = conn
+        self.told = b""
+        while b"\n" not in self.told:
+            self._receive()
+        super().__init__(int(self.told.split()[0]), fd)
+
+    def _receive(self) -> None:
+        chunk = self.conn.recv(64)
+        if not chunk:
+            raise ptyprocess.PtyProcessError(f"the warm-start server said only {self.told!r}")
+        self.told += chunk
+
+    def isalive(self) -> bool:
+        if self.terminated:
+            return False
+        if self.told.count(b"\n") < 2:
+            self.conn.setblocking(self.flag_eof)  # as ptyprocess waits: blocking after EOF
+            try:
+                self._receive()
+            except BlockingIOError:
+                return True
+            finally:
+                self.conn.setblocking(True)
+            if self.told.count(b"\n") < 2:
+                return True
+        self.status = int(self.told.split()[1])
+        self.exitstatus = os.waitstatus_to_exitcode(self.status)
+        self.signalstatus = None
+        if self.exitstatus < 0:
+            self.exitstatus, self.signalstatus = None, -self.exitstatus
+        self.terminated = True
+        self.conn.close()
+        return False
+
+    def wait(self) -> int | None:
+        while self.told.count(b"\n") < 2:
+            self._receive()
+        self.isalive()
+        return self.exitstatus

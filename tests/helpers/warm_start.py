@@ -25,6 +25,7 @@ imports: it must not import the tests' packages into what agentcli sees.
 from __future__ import annotations
 
 import array
+import fcntl
 import io
 import json
 import os
@@ -33,6 +34,7 @@ import signal
 import socket
 import struct
 import sys
+import termios
 
 # What `agentcli run` and `agentcli chat` import beyond `--help` (python -X importtime)
 PRELOAD = (
@@ -45,6 +47,7 @@ PRELOAD = (
     "langgraph.checkpoint.sqlite",
     "langchain_core.tracers.context",
     "openai.resources.chat.completions.completions",
+    "httpcore2",
 )
 HEADER = struct.Struct("!I")
 
@@ -67,10 +70,13 @@ def receive(conn: socket.socket) -> tuple[dict, list[int]]:
 
 
 def become(request: dict, fds: list[int], conn: socket.socket, listener: socket.socket) -> None:
-    """In the forked child: the process a cold start of the command would be."""
+    """In the forked child: the process a cold start of the command would be (on a terminal:
+    the leader of its session, the terminal its controlling one, as pexpect makes it)."""
     os.setsid()
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
+    if request.get("terminal"):
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
     for fd in fds:
         if fd > 2:
             os.close(fd)
@@ -107,7 +113,7 @@ def reopen_stdio() -> None:
 
 def serve_one(conn: socket.socket, listener: socket.socket) -> dict | None:
     """In the process forked for one connection: fork the command, report its pid, wait for
-    it and report how it ended. Returns the request in the command's process only; this
+    it and report its wait status. Returns the request in the command's process only; this
     process itself never returns into the server's loop."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     try:
@@ -123,7 +129,7 @@ def serve_one(conn: socket.socket, listener: socket.socket) -> dict | None:
             os.close(fd)
         conn.sendall(b"%d\n" % pid)
         _, status = os.waitpid(pid, 0)
-        conn.sendall(b"%d\n" % os.waitstatus_to_exitcode(status))
+        conn.sendall(b"%d\n" % status)
     finally:
         os._exit(0)
 
