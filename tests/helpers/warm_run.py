@@ -79,6 +79,7 @@ class _Server:
 
 
 _server: _Server | None = None
+cpu_used = 0.0  # by the commands started warm, which getrusage(RUSAGE_CHILDREN) does not see
 
 
 def warm_run(
@@ -169,10 +170,16 @@ def _run(
             os.close(in_w)
         conn.close()
     lines = bytes(got[told]).split()
-    if len(lines) != 2:
+    if len(lines) != 3:
         raise RuntimeError(f"the warm-start server reported {lines!r} for {argv}")
+    _count_cpu(lines[2])
     code = os.waitstatus_to_exitcode(int(lines[1]))
     return subprocess.CompletedProcess(argv, code, _text(got[out_r]), _text(got[err_r]))
+
+
+def _count_cpu(seconds: bytes) -> None:
+    global cpu_used
+    cpu_used += float(seconds)
 
 
 def _kill(reported: bytearray) -> None:
@@ -251,7 +258,9 @@ class _WarmPty(ptyprocess.PtyProcess):
                 self.conn.setblocking(True)
             if self.told.count(b"\n") < 2:
                 return True
-        self.status = int(self.told.split()[1])
+        _, status, cpu = self.told.split()
+        _count_cpu(cpu)
+        self.status = int(status)
         self.exitstatus = os.waitstatus_to_exitcode(self.status)
         self.signalstatus = None
         if self.exitstatus < 0:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import array
 import fcntl
+import gc
 import io
 import json
 import os
@@ -48,6 +49,9 @@ PRELOAD = (
     "langchain_core.tracers.context",
     "openai.resources.chat.completions.completions",
     "httpcore2",
+    "genai_prices",  # the price table, read when a turn's cost is counted
+    "agentcli.cli.early_prompt",
+    "agentcli.agent.toolset.loading",
 )
 HEADER = struct.Struct("!I")
 
@@ -113,8 +117,8 @@ def reopen_stdio() -> None:
 
 def serve_one(conn: socket.socket, listener: socket.socket) -> dict | None:
     """In the process forked for one connection: fork the command, report its pid, wait for
-    it and report its wait status. Returns the request in the command's process only; this
-    process itself never returns into the server's loop."""
+    it and report its wait status and the CPU it (and what it waited for) used. Returns the
+    request in the command's process only; this process never returns into the loop."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     try:
         request, fds = receive(conn)
@@ -128,8 +132,8 @@ def serve_one(conn: socket.socket, listener: socket.socket) -> dict | None:
         for fd in fds:
             os.close(fd)
         conn.sendall(b"%d\n" % pid)
-        _, status = os.waitpid(pid, 0)
-        conn.sendall(b"%d\n" % status)
+        _, status, usage = os.wait4(pid, 0)
+        conn.sendall(b"%d %.3f\n" % (status, usage.ru_utime + usage.ru_stime))
     finally:
         os._exit(0)
 
@@ -183,6 +187,7 @@ def preload() -> list[str]:
         os.environ = plain  # noqa: B003
     if threading.active_count() != 1:  # a fork would copy a thread's locks, not the thread
         sys.exit(f"warm_start: importing started threads: {threading.enumerate()}")
+    gc.freeze()  # as agentcli freezes what its start-up made (agentcli/cli/gc_tuning.py)
     read = ReadsRecorded.read
     return sorted(k for k, where in read.items() if not where.endswith("sysconfig.py"))
 
