@@ -157,11 +157,15 @@ class EditorSession:
         elif isinstance(event, ToolResult):
             self._output.pop(event.call_id, None)
             await self._tell({"id": event.call_id, "name": event.name, "args": {}})
-            await out.send(tool_calls.finished(event.call_id, event.content, event.status == "error"))
+            await out.send(
+                tool_calls.finished(event.call_id, event.content, event.status == "error")
+            )
         elif isinstance(event, HookNote):
             await out.note(f"hook: {event.text}")
         elif isinstance(event, Retry):
-            await out.note(f"model request failed ({event.error}); try {event.attempt} of {event.attempts}")
+            await out.note(
+                f"model request failed ({event.error}); try {event.attempt} of {event.attempts}"
+            )
         elif isinstance(event, Compacted):
             await out.note(f"older messages summarised to fit the context window ({event.reason})")
         elif isinstance(event, AnswerCutOff):
@@ -183,7 +187,9 @@ class EditorSession:
             return decided
         workspace = self.thread.workspace
         if review.plan is not None:
-            entries = [plan_entry(tool_calls.title(str(t.get("tool")), t.get("args"))) for t in review.plan]
+            entries = [
+                plan_entry(tool_calls.title(str(t.get("tool")), t.get("args"))) for t in review.plan
+            ]
             await self.outbox.send(update_plan(entries))
         decisions: list[Decision] = []
         allowed: list[tuple[str, str | None]] = []  # allowed always in this review

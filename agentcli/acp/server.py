@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.agent.connection import AgentSideConnection
@@ -99,7 +99,9 @@ class Agent:
             await session.outbox.send(update)
         return LoadSessionResponse(modes=self._modes())
 
-    async def _open(self, make: Callable[[], ThreadSession], session_id: str | None) -> EditorSession:
+    async def _open(
+        self, make: Callable[[], ThreadSession], session_id: str | None
+    ) -> EditorSession:
         try:
             thread = await asyncio.to_thread(make)
         except AgentcliError as exc:  # no such thread, held by another process, a bad config
@@ -113,7 +115,9 @@ class Agent:
         modes = [SessionMode(id=mode, name=mode, description=said) for mode, said in MODES.items()]
         return SessionModeState(current_mode_id=self.mode, available_modes=modes)
 
-    async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> SetSessionModeResponse:
+    async def set_session_mode(
+        self, mode_id: str, session_id: str, **_: Any
+    ) -> SetSessionModeResponse:
         session = self._session(session_id)
         if mode_id not in MODES:
             raise RequestError.invalid_params({"modeId": f"one of {', '.join(MODES)}"})
@@ -151,7 +155,8 @@ def serve(opener: Opener, mode: str) -> None:
 
 async def _serve(agent: Agent, channel: ProtocolChannel) -> None:
     reader, writer = await channel.streams()
-    connection = AgentSideConnection(agent, writer, reader, listening=False)
+    # Agent answers the SDK's Agent protocol's requests it serves (the others: not found)
+    connection = AgentSideConnection(cast(Any, agent), writer, reader, listening=False)
     try:
         await connection.listen()  # until the editor closes stdin
     finally:

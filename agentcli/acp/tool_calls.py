@@ -9,7 +9,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from acp.helpers import start_tool_call, text_block, tool_content, tool_diff_content, update_tool_call
+from acp.helpers import (
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    update_tool_call,
+)
 from acp.schema import ToolCallLocation, ToolCallProgress, ToolCallStart, ToolCallUpdate
 
 from agentcli.session.file_preview import current_text, edited_text

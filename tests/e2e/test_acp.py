@@ -104,7 +104,10 @@ def test_reject_once_does_not_run_the_call_and_the_model_is_told(agent: Agent) -
     assert tool_results(agent, 1) == ["rejected by the user"]
     assert ed.text() == "I will not write it."
     (call,) = calls(agent, thread)
-    assert (call["decision"]["decision"], call["decision"]["by"]) == ("rejected", "acp: test-editor")
+    assert (call["decision"]["decision"], call["decision"]["by"]) == (
+        "rejected",
+        "acp: test-editor",
+    )
 
 
 def test_allow_always_keeps_the_scoped_rule_and_the_next_same_call_is_not_asked(
@@ -129,7 +132,10 @@ def test_allow_always_keeps_the_scoped_rule_and_the_next_same_call_is_not_asked(
     # the second `ls -a` ran without a question; `rm -rf build` was asked about
     assert [a["tool_call"].raw_input["command"] for a in ed.asked] == ["ls -a", "rm -rf build"]
     assert ed.call_states("call_2")[-1] == "completed"
-    decided = [(c["args"]["command"], c["decision"]["decision"], c["decision"]["who"]) for c in calls(agent, thread)]
+    decided = [
+        (c["args"]["command"], c["decision"]["decision"], c["decision"]["who"])
+        for c in calls(agent, thread)
+    ]
     assert decided[0] == ("ls -a", "approved", "client")
     assert decided[1][0] == "ls -a" and decided[1][2] != "client"  # the thread's rule
     assert decided[2] == ("rm -rf build", "rejected", "client")

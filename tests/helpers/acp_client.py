@@ -41,6 +41,12 @@ class Editor:
     asked: list[Any] = field(default_factory=list)  # the RequestPermissionRequest params
     release: asyncio.Event = field(default_factory=asyncio.Event)
     waiting: asyncio.Event = field(default_factory=asyncio.Event)  # a request is held
+    incoming: list[dict[str, Any]] = field(default_factory=list)  # every message, as sent
+
+    def heard(self, event: Any) -> None:
+        """The connection's observer: every JSON-RPC message agentcli sent, as parsed."""
+        if event.direction.value == "incoming":
+            self.incoming.append(event.message)
 
     async def request_permission(
         self, session_id: str, tool_call: Any, options: list[Any], **_: Any
@@ -112,6 +118,7 @@ async def editor(
             env=agent.env,
             cwd=str(agent.workspace),
             transport_kwargs={"stderr": stderr.fileno()},
+            observers=[client.heard],
         ) as (conn, process):
             await start(conn)
             yield client, conn, process
