@@ -8,6 +8,7 @@ is still found (agentcli_tools.redacted_stream).
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from acp.helpers import update_agent_message_text, update_agent_thought_text
@@ -33,8 +34,10 @@ class Outbox:
         return type(model).model_validate(self.redactor.value(data))
 
     async def send(self, update: Any) -> None:
-        """One session/update, every string in it redacted."""
-        await self.client.session_update(session_id=self.session_id, update=self.clean(update))
+        """One session/update, every string in it redacted; nothing once the editor is
+        gone (the run still ends as it would, its calls left as they are)."""
+        with contextlib.suppress(ConnectionError):
+            await self.client.session_update(session_id=self.session_id, update=self.clean(update))
 
     async def text(self, piece: str) -> None:
         """A piece of the answer, sent once no secret can straddle its end."""
