@@ -215,3 +215,56 @@ def test_a_choice_that_was_not_offered_decides_nothing(agent: Agent) -> None:
     assert not (agent.workspace / "x.txt").exists()
     (call,) = calls(agent, thread)
     assert (call["status"], call["decision"]) == ("pending", None)
+
+
+def test_reject_always_rejects_the_like_calls_of_the_session_without_asking(
+    agent: Agent,
+) -> None:
+    agent.server.push(
+        tool_calls(("shell", {"command": "ls -l one"})),
+        tool_calls(("shell", {"command": "ls two"}), ("shell", {"command": "echo fine"})),
+        text("Done."),
+    )
+    ed, (thread, stop) = drive(
+        agent, ["reject_always", "allow_once"], lambda e, c: one_turn(e, c, agent)
+    )
+
+    assert stop == "end_turn"
+    # `ls two` fits the scope rejected always ("ls *"): only `echo fine` was asked about
+    assert [a["tool_call"].raw_input["command"] for a in ed.asked] == ["ls -l one", "echo fine"]
+    assert ed.call_states("call_3")[-1] == "completed"
+    assert tool_results(agent, 1) == ["rejected by the user"]
+    assert tool_results(agent, 2)[1:] == ["rejected by the user", "exit code 0\nfine\n"]
+    decided = [(c["args"]["command"], c["decision"]["decision"]) for c in calls(agent, thread)]
+    assert decided == [
+        ("ls -l one", "rejected"),
+        ("ls two", "rejected"),
+        ("echo fine", "approved"),
+    ]
+
+
+def test_the_editor_sets_the_mode_and_a_plan_is_shown_and_asked_task_by_task(
+    agent: Agent,
+) -> None:
+    agent.server.push(
+        tool_calls(("plan", {"tasks": [
+            {"id": 1, "tool": "write_file", "args": {"path": "a.txt", "content": "a"}, "deps": []},
+            {"id": 2, "tool": "shell", "args": {"command": "cat a.txt"}, "deps": [1]},
+        ]})),
+        text("Planned and done."),
+    )  # fmt: skip
+
+    async def play(ed: Editor, conn: Any) -> tuple[list[str], str]:
+        created = await conn.new_session(cwd=str(agent.workspace))
+        modes = [mode.id for mode in created.modes.available_modes]
+        await conn.set_session_mode(session_id=created.session_id, mode_id="plan")
+        return modes, await say(conn, created.session_id, "write a and read it")
+
+    ed, (modes, stop) = drive(agent, ["allow_once", "allow_once"], play)
+    assert modes == ["ask", "read", "edit", "auto", "plan"]
+    assert stop == "end_turn"
+    (shown,) = ed.of_kind("plan")
+    assert [e.content for e in shown.entries] == ["write_file: a.txt", "shell: cat a.txt"]
+    assert [a["tool_call"].title for a in ed.asked] == ["write_file: a.txt", "shell: cat a.txt"]
+    assert (agent.workspace / "a.txt").read_text() == "a"
+    assert ed.text().endswith("Planned and done.")
