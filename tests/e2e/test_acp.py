@@ -268,3 +268,22 @@ def test_the_editor_sets_the_mode_and_a_plan_is_shown_and_asked_task_by_task(
     assert [a["tool_call"].title for a in ed.asked] == ["write_file: a.txt", "shell: cat a.txt"]
     assert (agent.workspace / "a.txt").read_text() == "a"
     assert ed.text().endswith("Planned and done.")
+
+
+def test_cancel_during_a_permission_request_leaves_the_call_pending(agent: Agent) -> None:
+    agent.server.push(tool_calls(("shell", {"command": "echo no > no.txt"})))
+
+    async def play(ed: Editor, conn: Any) -> tuple[str, str]:
+        session = await new(conn, agent)
+        prompt = asyncio.ensure_future(say(conn, session, "go"))
+        await ed.waiting.wait()
+        await conn.cancel(session_id=session)
+        stop = await prompt  # the turn ends before the editor answers the request
+        ed.release.set()
+        return session, stop
+
+    _, (thread, stop) = drive(agent, [HOLD], play)
+    assert stop == "cancelled"
+    assert not (agent.workspace / "no.txt").exists()
+    (call,) = calls(agent, thread)
+    assert (call["status"], call["decision"]) == ("pending", None)
