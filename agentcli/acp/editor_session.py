@@ -68,6 +68,7 @@ class EditorSession:
         self._output: dict[str, str] = {}
         self._streamed = False  # the current answer came as text pieces
         self._left_waiting = False  # the last review was left undecided
+        self.busy = False  # a prompt is under way (the protocol allows one at a time)
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` on this session's worker thread (the thread's session is blocking)."""
@@ -79,6 +80,7 @@ class EditorSession:
         """Play a message; the turn's stop reason. Calls the thread was left waiting on are
         asked about first, as the chat does; left waiting again, the message is not sent."""
         self._cancel = asyncio.Event()
+        self.busy = True
         try:
             review = await self.call(self.thread.pending)
             if review is not None:
@@ -95,7 +97,11 @@ class EditorSession:
                 return "cancelled"
             await self.outbox.note(f"agentcli: error: {exc}")
             return "end_turn"
+        except Exception as exc:  # a bug: said here, redacted (the SDK would send it raw)
+            await self.outbox.note(f"agentcli: unexpected {type(exc).__name__}: {exc}")
+            return "end_turn"
         finally:
+            self.busy = False
             await self.outbox.end_text()
 
     def cancel(self) -> None:

@@ -37,6 +37,7 @@ from agentcli.acp.prompt_text import prompt_text
 from agentcli.acp.replay import history
 from agentcli.acp.stdio_channel import ProtocolChannel
 from agentcli.errors import AgentcliError
+from agentcli.session.redaction import current_redactor
 from agentcli.session.thread_session import ThreadSession
 from agentcli.terminal_text import line
 
@@ -97,6 +98,12 @@ class Agent:
         values = await session.call(session.thread.values)
         for update in history(values, session.thread.workspace):
             await session.outbox.send(update)
+        expired = session.thread.expired  # [approval] expire_after denied them as it opened
+        for request in expired.action_requests if expired else []:
+            await session.outbox.note(
+                f"call {request['id']} ({request['name']}) waited longer than"
+                f" {session.thread.settings.expire_after} for review: denied; the model is told"
+            )
         return LoadSessionResponse(modes=self._modes())
 
     async def _open(
@@ -105,7 +112,8 @@ class Agent:
         try:
             thread = await asyncio.to_thread(make)
         except AgentcliError as exc:  # no such thread, held by another process, a bad config
-            raise RequestError.invalid_params({"message": str(exc)}) from None
+            said = current_redactor()(str(exc))  # a config error may quote a value
+            raise RequestError.invalid_params({"message": said}) from None
         session_id = session_id or thread.thread_id
         session = EditorSession(session_id, thread, self.client, Choices(self.by), self.mode)
         self.sessions[session_id] = session
@@ -127,6 +135,8 @@ class Agent:
 
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
         session = self._session(session_id)
+        if session.busy:
+            raise RequestError.invalid_request({"sessionId": "a prompt is under way"})
         text = prompt_text(prompt)
         if not text.strip():
             raise RequestError.invalid_params({"prompt": "no text in the prompt"})
