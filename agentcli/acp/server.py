@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.agent.connection import AgentSideConnection
@@ -31,17 +31,16 @@ from acp.schema import (
 )
 
 from agentcli import __version__
-from agentcli.acp.editor_session import EditorSession
-from agentcli.acp.permission_options import Choices
 from agentcli.acp.prompt_text import prompt_text
-from agentcli.acp.replay import history
 from agentcli.acp.stdio_channel import ProtocolChannel
 from agentcli.errors import AgentcliError
-from agentcli.session.redaction import current_redactor
-from agentcli.session.thread_session import ThreadSession
 from agentcli.terminal_text import line
 
-Opener = Callable[[Path | None], ThreadSession]
+if TYPE_CHECKING:  # LangChain and LangGraph load with the first session, not before
+    from agentcli.acp.editor_session import EditorSession
+    from agentcli.session.thread_session import ThreadSession
+
+Opener = Callable[[Path | None], "ThreadSession"]
 CLIENT_NAME_CHARS = 40
 MODES = {
     "ask": "Every call waits for your review",
@@ -95,6 +94,8 @@ class Agent:
             return thread
 
         session = await self._open(opened, session_id)
+        from agentcli.acp.replay import history
+
         values = await session.call(session.thread.values)
         for update in history(values, session.thread.workspace):
             await session.outbox.send(update)
@@ -109,6 +110,10 @@ class Agent:
     async def _open(
         self, make: Callable[[], ThreadSession], session_id: str | None
     ) -> EditorSession:
+        from agentcli.acp.editor_session import EditorSession
+        from agentcli.acp.permission_options import Choices
+        from agentcli.session.redaction import current_redactor
+
         try:
             thread = await asyncio.to_thread(make)
         except AgentcliError as exc:  # no such thread, held by another process, a bad config
