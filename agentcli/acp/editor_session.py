@@ -16,12 +16,12 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
-from acp.helpers import plan_entry, update_plan
 from acp.schema import AllowedOutcome
 
 from agentcli.acp import tool_calls
 from agentcli.acp.outbox import Outbox
 from agentcli.acp.permission_options import Choices, question
+from agentcli.acp.plan_progress import PlanProgress
 from agentcli.decisions import Decision
 from agentcli.errors import AgentcliError, Interrupted
 from agentcli.events import (
@@ -69,6 +69,7 @@ class EditorSession:
         self._streamed = False  # the current answer came as text pieces
         self._left_waiting = False  # the last review was left undecided
         self.busy = False  # a prompt is under way (the protocol allows one at a time)
+        self.plan = PlanProgress()
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` on this session's worker thread (the thread's session is blocking)."""
@@ -166,6 +167,8 @@ class EditorSession:
             await out.send(
                 tool_calls.finished(event.call_id, event.content, event.status == "error")
             )
+            if (progress := self.plan.result(event.call_id)) is not None:
+                await out.send(progress)
         elif isinstance(event, HookNote):
             await out.note(f"hook: {event.text}")
         elif isinstance(event, Retry):
@@ -188,15 +191,12 @@ class EditorSession:
 
     async def _decisions(self, review: ReviewRequest) -> list[Decision] | None:
         """One decision per call, in order, or None: the review is left waiting."""
+        if review.plan is not None:  # shown whoever decides it
+            await self.outbox.send(self.plan.start(review.plan))
         decided = await self.call(self.thread.policy_decisions, review)
         if decided is not None:
             return decided
         workspace = self.thread.workspace
-        if review.plan is not None:
-            entries = [
-                plan_entry(tool_calls.title(str(t.get("tool")), t.get("args"))) for t in review.plan
-            ]
-            await self.outbox.send(update_plan(entries))
         decisions: list[Decision] = []
         allowed: list[tuple[str, str | None]] = []  # allowed always in this review
         for request in review.action_requests:

@@ -263,8 +263,13 @@ def test_the_editor_sets_the_mode_and_a_plan_is_shown_and_asked_task_by_task(
     ed, (modes, stop) = drive(agent, ["allow_once", "allow_once"], play)
     assert modes == ["ask", "read", "edit", "auto", "plan"]
     assert stop == "end_turn"
-    (shown,) = ed.of_kind("plan")
+    shown, *progress = ed.of_kind("plan")
     assert [e.content for e in shown.entries] == ["write_file: a.txt", "shell: cat a.txt"]
+    assert [e.status for e in shown.entries] == ["pending", "pending"]
+    assert [[e.status for e in p.entries] for p in progress] == [
+        ["completed", "pending"],
+        ["completed", "completed"],
+    ]
     assert [a["tool_call"].title for a in ed.asked] == ["write_file: a.txt", "shell: cat a.txt"]
     assert (agent.workspace / "a.txt").read_text() == "a"
     assert ed.text().endswith("Planned and done.")
