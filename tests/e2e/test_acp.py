@@ -284,7 +284,12 @@ def test_cancel_during_a_permission_request_leaves_the_call_pending(agent: Agent
         await ed.waiting.wait()
         await conn.cancel(session_id=session)
         stop = await prompt  # the turn ends before the editor answers the request
+        ed.late = "allow_once"  # ... which then answers "allow": too late, it decides nothing
         ed.release.set()
+        while not ed.answered:
+            await asyncio.sleep(0)
+        await asyncio.sleep(0)  # the answer is queued to agentcli before the next request
+        await conn.set_session_mode(session_id=session, mode_id="ask")
         return session, stop
 
     _, (thread, stop) = drive(agent, [HOLD], play)

@@ -9,7 +9,7 @@
 
 `Editor` records every session/update and permission request; each permission request
 takes the next of `answers`: an option id, CANCEL (the outcome "cancelled"), or HOLD (no
-answer until the test sets `editor.release`).
+answer until the test sets `editor.release`, then `editor.late`).
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ class Editor:
     asked: list[Any] = field(default_factory=list)  # the RequestPermissionRequest params
     release: asyncio.Event = field(default_factory=asyncio.Event)
     waiting: asyncio.Event = field(default_factory=asyncio.Event)  # a request is held
+    late: str = CANCEL  # what a held request answers once released
+    answered: int = 0  # permission requests answered so far
     incoming: list[dict[str, Any]] = field(default_factory=list)  # every message, as sent
 
     def heard(self, event: Any) -> None:
@@ -56,7 +58,8 @@ class Editor:
         if answer == HOLD:
             self.waiting.set()
             await self.release.wait()
-            answer = CANCEL
+            answer = self.late
+        self.answered += 1
         if answer == CANCEL:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(
