@@ -21,6 +21,10 @@ _.encrypt  # agentcli/threads/compression.py: LangGraph's CipherProtocol
 _.decrypt  # agentcli/threads/compression.py
 _.handle_tool_error  # tools/base.py: LangChain's BaseTool reads it
 trace  # agentcli/ui/attention.py: __exit__'s third parameter
+_.on_connect  # agentcli/acp/server.py: the ACP SDK's router calls the Agent's methods
+_.new_session  # agentcli/acp/server.py
+_.load_session  # agentcli/acp/server.py
+_.set_session_mode  # agentcli/acp/server.py
 
 # attributes set on other libraries' objects, for them to read
 _.isolation_level  # agentcli/threads/sqlite_backend.py: sqlite3

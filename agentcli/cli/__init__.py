@@ -14,6 +14,7 @@ import typer
 
 from agentcli import __version__
 from agentcli.cli import (
+    acp_command,
     audit_command,
     chat,
     config_command,
@@ -56,6 +57,7 @@ app.command(name="tools")(tools_command.tools)
 app.add_typer(policy_command.app, name="policy")
 app.add_typer(config_command.app, name="config")
 app.command()(doctor.doctor)
+app.command()(acp_command.acp)
 
 
 def _version(value: bool) -> None:

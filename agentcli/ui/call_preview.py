@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 MAX_PREVIEW_LINES = 200
-MAX_PREVIEW_BYTES = 5_000_000  # a bigger file is shown as arguments, not as a diff
 # difflib's matching can take time in the product of the two sides' line counts: above this
 # product (after the lines both share at the start and end) the changed lines are shown as
 # one hunk, all old lines removed and all new ones added: still a true diff, not a minimal one
@@ -37,40 +36,24 @@ def preview(
     return Preview("json", json.dumps(args, indent=2, ensure_ascii=False))
 
 
-def _current_text(workspace: Path, path: str) -> tuple[str, str] | None:
-    """The file as the tool would read it (the same walk beneath the workspace, the same
-    refusals) and where the path leads, relative to the workspace: "" if it does not exist
-    yet, None if the tool would refuse it or it is not UTF-8 text small enough to show."""
-    from agentcli_tools.fileio import open_regular, read_all
-    from agentcli_tools.paths import locate
-
-    try:
-        with locate(workspace, path) as found:
-            if not found.exists:
-                return "", found.rel
-            with open_regular(found) as (fd, _):
-                text = read_all(fd, MAX_PREVIEW_BYTES, found.rel).decode("utf-8")
-                return text, found.rel
-    except Exception:  # outside the workspace, unreadable: the tool will say so; show the args
-        return None
-
-
 def _file_diff(name: str, args: dict[str, Any], workspace: Path, limit: int | None) -> str | None:
     """The diff of the file the tool will change, labelled with where the path leads (the file
     written), and a first line saying so when the path leads elsewhere than it reads."""
     from agentcli_tools.typed_paths import typed_relative
 
-    current = _current_text(workspace, args["path"])
+    from agentcli.session.file_preview import current_text, edited_text
+
+    current = current_text(workspace, args["path"])
     if current is None:
         return None
     old, rel = current
     if name == "write_file":
         new = str(args.get("content", ""))
     else:
-        old_text, new_text = str(args.get("old_text", "")), str(args.get("new_text", ""))
-        if old.count(old_text) != 1 or not old_text:
+        edited = edited_text(old, str(args.get("old_text", "")), str(args.get("new_text", "")))
+        if edited is None:
             return None
-        new = old.replace(old_text, new_text, 1)
+        new = edited
     lines = _unified_diff(
         _lines(old),
         _lines(new),

@@ -29,6 +29,7 @@ HEAVY = (
     "rich.markdown",
     "pygments",
     "typer.rich_utils",
+    "acp",  # the ACP SDK: only `agentcli acp` loads it
 )
 # what the chat's session loads in the background, once the prompt is drawn
 SESSION_LIBRARIES = ("langchain_core", "langchain_openai", "langgraph", "langsmith", "openai")
@@ -85,6 +86,8 @@ def heavy_imports(tmp_path: Path, *args: str, config: str = "", **env_more: str)
         ["policy", "check", "write_file", '{"path": "a.txt", "content": "x"}'],
         ["doctor"],  # no key and no base URL: no server to probe (the probe uses httpx)
         ["run", "hi"],  # no model server set up: the guide, before anything loads
+        ["acp", "--help"],  # the ACP SDK (pydantic) loads inside the command only
+        ["acp"],  # no model server set up: the guide, before the SDK or a session loads
         ["chat"],
         ["resume"],
     ],

@@ -1,0 +1,1 @@
+"""`agentcli acp`: the Agent Client Protocol front end."""
