@@ -34,6 +34,7 @@ Where Landlock is missing, bubblewrap makes the namespaces (with a PID namespace
 
 import json
 import os
+import socket
 import sys
 
 
@@ -101,20 +102,26 @@ def bwrap_argv(plan: dict, argv: list[str]) -> list[str]:
 
 def confine(
     plan: dict | None, argv: list[str], env: dict[str, str]
-) -> tuple[list[str], dict[str, str], list[str]]:
+) -> tuple[list[str], dict[str, str], list[str], socket.socket | None]:
     """Apply ``plan`` (None: no confinement) to this process: (the argv to run, the
-    environment to run it with, the layers now in place). Under Landlock the argv is the
-    same (this process is now confined); under bubblewrap it is bubblewrap's around it.
+    environment to run it with, the layers now in place, the egress proxy's listening
+    socket when the plan has a ``proxy_port``). Under Landlock the argv is the same (this
+    process is now confined); under bubblewrap it is bubblewrap's around it.
     OSError when a layer the plan needs cannot be applied: nothing must run then."""
     if plan is None:
-        return argv, env, []
+        return argv, env, [], None
+    listener = None
     if plan["mechanism"] == "landlock":
         view = namespaces.enter(plan) if plan.get("namespaces", True) else None
+        if plan.get("proxy_port"):
+            listener = _proxy_listener(view, int(plan["proxy_port"]))
         bound = view is not None and view["git_bound"]
         tmp = view is not None and view["private_tmp"]
         landlock.restrict(plan, private_dev=view is not None, git_bound=bound, private_tmp=tmp)
         layers = ["namespaces"] if view else []
         layers.append(f"landlock {plan['abi']}")
+    elif plan.get("proxy_port"):
+        raise OSError("only Landlock with namespaces confines the network to the egress proxy")
     elif plan["mechanism"] == "bwrap":
         argv, layers = bwrap_argv(plan, argv), ["bubblewrap"]
     else:
@@ -123,7 +130,31 @@ def confine(
         layers.append("capabilities")
     if seccomp.install(plan["network"]):
         layers.append("seccomp")
-    return argv, env, layers
+    if listener is not None:
+        layers.append("egress proxy")
+    return argv, env, layers, listener
+
+
+def _proxy_listener(view: dict | None, port: int) -> socket.socket:
+    """The egress proxy's listening socket on 127.0.0.1:``port`` in the command's new
+    network namespace (bound before Landlock refuses binding): the application accepts on
+    it, from outside. Without a namespace of its own the command would share the machine's
+    network, where Landlock's port rule cannot tell the proxy from any host on that port,
+    nor stop UDP: then nothing runs."""
+    if view is None:
+        raise OSError(
+            "[sandbox] network lists hosts, but this kernel refuses the command a network"
+            " namespace of its own (user namespaces are off): nothing would keep it to the"
+            " egress proxy. Set network = false, or true to allow all of the network"
+        )
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # not inherited (CLOEXEC)
+    try:
+        listener.bind(("127.0.0.1", port))
+        listener.listen(128)
+    except OSError:
+        listener.close()
+        raise
+    return listener
 
 
 # what root keeps from no confined command: tracing and reading other processes (their
@@ -174,7 +205,9 @@ def main() -> None:
     except OSError:
         pass  # already a session's leader (its starter made one)
     try:
-        argv, env, _ = confine(json.loads(sys.argv[1]), sys.argv[2:], dict(os.environ))
+        argv, env, _, listener = confine(json.loads(sys.argv[1]), sys.argv[2:], dict(os.environ))
+        if listener is not None:  # no one here to serve it: a launcher's plan has none
+            listener.close()
         os.execvpe(argv[0], argv, env)
     except OSError as exc:
         sys.stderr.write(f"agentcli: cannot start {sys.argv[2]!r} confined: {exc}\n")
