@@ -43,15 +43,17 @@ class Entry:
 
 def parse_entry(text: str) -> Entry:
     """One ``[sandbox] network`` entry, or UnsafeURL saying what is wrong with it."""
-    if not isinstance(text, str) or not text:
+    if not isinstance(text, str):
+        raise UnsafeURL("not a string")
+    if not text:
         raise UnsafeURL("a host is empty")
     suffix = text.startswith(WILDCARD)
     rest = text[len(WILDCARD) :] if suffix else text
     if "*" in rest:
-        raise UnsafeURL(f"{text!r}: a wildcard goes only first, as a whole label: '*.example.org'")
+        raise UnsafeURL("a wildcard goes only first, as a whole label: '*.example.org'")
     target = parse_authority(rest, "http")
     if suffix and (target.address is not None or "." not in target.host):
-        raise UnsafeURL(f"{text!r}: a wildcard needs a domain under it: '*.example.org'")
+        raise UnsafeURL("a wildcard needs a domain under it: '*.example.org'")
     given = ":" in rest.rsplit("]", 1)[-1]
     return Entry(target.host, (target.port,) if given else DEFAULT_PORTS, suffix)
 
