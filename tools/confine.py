@@ -15,14 +15,19 @@ A plan (made by tools.sandbox, JSON) says: ``mechanism`` ("landlock" or "bwrap")
 (the workspace is (in) a git repository: its ``.git`` stays read-only), ``protected``
 (paths in the workspace that stay read-only: agentcli's data folder, when the workspace
 holds it), ``writable`` (extra paths: the private temp folder first), ``network`` (TCP
-allowed), ``namespaces`` (False: do not try them) and ``bwrap`` (its path).
+allowed), ``proxy_port`` (not 0: the egress proxy's port, see below), ``namespaces``
+(False: do not try them) and ``bwrap`` (its path).
 
 The layers, each applied when the kernel has it, in this order:
 
 1. namespaces (tools/namespaces.py): a user and mount namespace where everything is
    read-only but the writable set, ``.git`` bound read-only, a minimal
-   /dev; a network namespace when the network is off;
-2. Landlock (tools/landlock.py): the writing rights, TCP, signals and ptrace; with no
+   /dev; a network namespace when the network is off; with a ``proxy_port``, the egress
+   proxy's listening socket is bound on 127.0.0.1 in that network namespace, for the
+   application to serve (tools/egress_proxy.py), and a plan that has one but gets no
+   namespace (or no Landlock) refuses to run;
+2. Landlock (tools/landlock.py): the writing rights, TCP (connect to the proxy's port
+   alone, when there is one), signals and ptrace; with no
    namespace it is the fallback that keeps ``.git`` read-only on its own;
 3. capabilities: root's dangerous ones (tracing, mounting, devices...) leave the bounding
    set, so a command run as root never has them;

@@ -1,11 +1,12 @@
 """The sandbox tool processes run in: which mode, by which mechanism, and how a failure it
 caused is told apart.
 
-``Sandbox`` is the setting (mode, network, extra writable paths); ``plan()`` turns it into
-what tools/confine.py applies in the process that runs the command, choosing the mechanism
-once per process: Landlock when the kernel has it, else bubblewrap when it is installed,
-else none, and then a confined command does not start (``SandboxUnavailable``, one line
-saying how to proceed). Nothing ever runs unconfined because confining it failed.
+``Sandbox`` is the setting (mode, network, the hosts of the egress proxy, extra writable
+paths); ``plan()`` turns it into what tools/confine.py applies in the process that runs the
+command, choosing the mechanism once per process: Landlock when the kernel has it, else
+bubblewrap when it is installed, else none, and then a confined command does not start
+(``SandboxUnavailable``, one line saying how to proceed). Nothing ever runs unconfined
+because confining it failed.
 
 Confined commands get a private temp folder (``TMPDIR``), made once per process (0700)
 and removed at exit. Where the mechanism makes /tmp private (namespaces, bubblewrap), the
