@@ -12,7 +12,14 @@ CONNECT host:port, or a whole http:// URL), checks the host and port against the
 fetch_url does), and connects from its own namespace to one of those very addresses: no one
 looks the name up again. Then it relays bytes both ways until either side is done. A
 refused request gets a 403 (a malformed one a 400) with a line saying why; every decision
-is kept (``decisions``) and told (``told``), once per method kind, host, port and outcome.
+is kept (``decisions``) and told (``told``), once per method kind, host, port and outcome,
+and every answer of the person's, each time.
+
+A host and port not listed is refused, unless the proxy has an ``ask`` (the chat: see
+tools/egress_questions.py): then it is a question for the person, put before the name is
+looked up (a lookup would already carry the name out, by DNS), one at a time, and not put
+again in this command for a host and port the person refused. An IP address the person
+allowed is connected to as they saw it, loopback or private as it may be, as a listed one.
 
 What a listed host receives is not checked: a command may send it anything (the proxy
 sees only the host of a tunnel, not what goes through it).
@@ -29,6 +36,7 @@ from dataclasses import dataclass
 
 from .addresses import Refused, non_public, resolve
 from .egress import Hosts
+from .egress_questions import Answer
 from .proxy_request import HEAD_LIMIT, BadRequest, ProxyRequest, read_request
 
 HEAD_TIMEOUT = 30.0  # seconds for a client to send its request's head
@@ -36,6 +44,9 @@ CONNECT_TIMEOUT = 10.0  # seconds to connect to one address of a host
 MAX_CONNECTIONS = 64  # at once: more are closed unanswered
 CHUNK = 65_536
 PRIVATE = "list the address itself, or set [tools] allow_private_urls = true"
+NOT_LISTED = "not in [sandbox] network"
+# (how, host, port, gone) -> the answer for a host and port not listed
+Ask = Callable[[str, str, int, Callable[[], bool]], Answer]
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,7 @@ class Decision:
     port: int
     allowed: bool
     why: str
+    who: str = "agentcli"  # or "person": their answer to a question
 
     @property
     def line(self) -> str:
@@ -70,14 +82,19 @@ class EgressProxy:
         hosts: Hosts,
         allow_private: bool = False,
         told: Callable[[Decision], None] | None = None,
+        ask: Ask | None = None,
     ) -> None:
         self._listener = listener
         self._hosts = hosts
         self._allow_private = allow_private
         self._told = told
+        self._ask = ask
+        self._asking = threading.Lock()  # one question at a time
+        self._refused: set[tuple[str, int]] = set()  # by the person, in this command
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
-        self._seen: dict[tuple[str, str, int, bool], Decision] = {}
+        self._serving: set[threading.Thread] = set()  # a thread per connection
+        self._seen: dict[tuple[str, str, int, bool] | int, Decision] = {}
         self._closed = False
         self._thread = threading.Thread(target=self._accept, name="agentcli-egress", daemon=True)
 
@@ -102,6 +119,10 @@ class EgressProxy:
                 sock.shutdown(socket.SHUT_RDWR)
         if self._thread.is_alive():
             self._thread.join(timeout=2.0)
+        with self._lock:
+            serving = list(self._serving)
+        for thread in serving:  # their last decisions (a question withdrawn) told first
+            thread.join(timeout=2.0)
         self._listener.close()
 
     def _accept(self) -> None:
@@ -115,7 +136,10 @@ class EgressProxy:
                     client.close()
                     continue
                 self._open.add(client)
-            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+            thread = threading.Thread(target=self._serve, args=(client,), daemon=True)
+            with self._lock:
+                self._serving = {t for t in self._serving if t.is_alive()} | {thread}
+            thread.start()
 
     def _track(self, sock: socket.socket) -> bool:
         with self._lock:
@@ -150,12 +174,25 @@ class EgressProxy:
                         self._open.discard(sock)
                     sock.close()
 
-    def _decide(self, request: ProxyRequest, allowed: bool, why: str) -> Decision:
+    def _gone(self) -> bool:
+        with self._lock:
+            return self._closed
+
+    def _decide(
+        self,
+        request: ProxyRequest,
+        allowed: bool,
+        why: str,
+        who: str = "agentcli",
+        every: bool = False,
+    ) -> Decision:
+        """Keep and tell a decision: once per kind, host, port and outcome, or (``every``:
+        an answer to a question) each time."""
         target = request.target
         how = "CONNECT" if request.tunnel else "HTTP"
-        decision = Decision(how, target.host, target.port, allowed, why)
-        key = (how, target.host, target.port, allowed)
+        decision = Decision(how, target.host, target.port, allowed, why, who)
         with self._lock:
+            key = len(self._seen) if every else (how, target.host, target.port, allowed)
             new = key not in self._seen
             self._seen.setdefault(key, decision)
         if new and self._told is not None:
@@ -165,10 +202,15 @@ class EgressProxy:
     def _open_to(self, request: ProxyRequest) -> socket.socket:
         """A connection to one of the checked addresses of an allowed target."""
         target = request.target
+        by_person = False  # allowed by the person's answer, not by the list
         if self._hosts.allowing(target) is None:
-            decision = self._decide(request, False, "not in [sandbox] network")
-            raise _Refusal("403 Forbidden", f"agentcli: {decision.line}")
-        private = self._allow_private or self._hosts.names_address(target)
+            answer = self._answer(request)
+            decision = self._decide(request, answer.allowed, answer.why, answer.who, answer.asked)
+            if not answer.allowed:
+                raise _Refusal("403 Forbidden", f"agentcli: {decision.line}")
+            by_person = True
+        named = by_person and target.address is not None  # the address the person saw
+        private = self._allow_private or named or self._hosts.names_address(target)
         try:
             addresses = resolve(target)  # once: these very addresses are connected to
         except Refused as exc:
@@ -180,7 +222,8 @@ class EgressProxy:
         if not addresses:
             decision = self._decide(request, False, why)
             raise _Refusal("403 Forbidden", f"agentcli: {decision.line}")
-        self._decide(request, True, "listed in [sandbox] network")
+        if not by_person:
+            self._decide(request, True, "listed in [sandbox] network")
         failure: OSError | None = None
         for address in addresses:
             try:
@@ -194,6 +237,25 @@ class EgressProxy:
             upstream.settimeout(None)
             return upstream
         raise _Refusal("502 Bad Gateway", f"cannot connect to {target.authority}: {failure}")
+
+    def _answer(self, request: ProxyRequest) -> Answer:
+        """The person's answer for a target not listed (one question at a time); a refusal
+        without a question when no one is asked or they refused it in this command."""
+        target = request.target
+        how = "CONNECT" if request.tunnel else "HTTP"
+        key = (target.host, target.port)
+        if self._ask is None:
+            return Answer(False, NOT_LISTED, "agentcli", False)
+        with self._asking:
+            if key in self._refused:
+                return Answer(False, f"{NOT_LISTED}; refused by the person", "agentcli", False)
+            try:
+                answer = self._ask(how, target.host, target.port, self._gone)
+            except Exception as exc:  # noqa: BLE001 - a question not put is a refusal
+                return Answer(False, f"{NOT_LISTED}; the question failed: {exc}", "agentcli", False)
+            if not answer.allowed and answer.who == "person":
+                self._refused.add(key)
+        return answer
 
 
 def _read_head(client: socket.socket) -> tuple[bytes, bytes]:

@@ -9,17 +9,20 @@ the context's sandbox (tools.sandbox): a failure the sandbox may have caused get
 
 from __future__ import annotations
 
+import contextvars
 import os
 import selectors
 import subprocess
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import IO, Any
 
 from .base import Runtime, ToolError, ToolFailed, builtin_tool, context_of
 from .context import ToolContext
 from .egress import Hosts
-from .egress_proxy import EgressProxy
+from .egress_proxy import NOT_LISTED, EgressProxy
+from .egress_questions import Answer, Question
 from .environment import tool_environment
 from .output import cap_output
 from .redacted_stream import RedactedStream
@@ -78,22 +81,39 @@ def _pump(
                     on_chunk(chunk)
 
 
-def _proxy(process: Supervised, sandbox: Any, context: ToolContext) -> EgressProxy:
+def _proxy(
+    process: Supervised, sandbox: Any, context: ToolContext, runtime: Runtime
+) -> EgressProxy:
     """The egress proxy for this command's listed hosts, serving the socket its call
     supervisor made in the command's network namespace; each decision told to
-    ``context.on_egress``."""
+    ``context.on_egress``; a host not listed asked of the person through
+    ``context.egress_ask``, each question a stream event (``egress_question``)."""
     assert process.listener is not None
     hosts = Hosts.parse(sandbox.hosts)
-    told = context.on_egress
-    return EgressProxy(process.listener, hosts, context.allow_private_urls, told).start()
+    told, asking = context.on_egress, context.egress_ask
+    ask = None
+    if asking is not None:
+        # the stream writer reads the run's config from context variables: the proxy's
+        # connection threads write through a copy of this thread's (one at a time)
+        here = contextvars.copy_context()
+
+        def tell(question: Question) -> None:
+            here.run(runtime.stream_writer, {"egress_question": asdict(question)})
+
+        def ask(how: str, host: str, port: int, gone: Callable[[], bool]) -> Answer:
+            return asking.decide(str(runtime.tool_call_id), how, host, port, tell, gone)
+
+    proxy = EgressProxy(process.listener, hosts, context.allow_private_urls, told, ask)
+    return proxy.start()
 
 
 def _refused(proxy: EgressProxy | None) -> list[str]:
     """One line per host and port the proxy refused the command."""
     if proxy is None:
         return []
+    hint = ". If the command needs it, ask the person to list it there."
     return [
-        f"[sandbox] {d.line}. If the command needs it, ask the person to list it there."
+        f"[sandbox] {d.line}{hint if d.why == NOT_LISTED else '.'}"
         for d in proxy.decisions
         if not d.allowed
     ]
@@ -151,7 +171,7 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
         )
     except OSError as exc:
         raise ToolError(f"cannot start bash in the workspace: {exc}") from exc
-    proxy = _proxy(process, sandbox, context) if process.listener is not None else None
+    proxy = _proxy(process, sandbox, context, runtime) if process.listener is not None else None
     try:
         _pump(process.stdout, capture, deadline, process, on_chunk=live.add, stop=cancelled)
         timed_out = False

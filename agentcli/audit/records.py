@@ -31,7 +31,7 @@ def egress_record(call: Any, decision: Any) -> dict[str, Any]:
     asked = {"id": call["id"], "name": EGRESS_TOOL, "args": {"how": decision.how}}
     asked["args"] |= {"host": decision.host, "port": decision.port}
     verdict = "allowed" if decision.allowed else "refused"
-    return audit_record(asked, verdict, "agentcli", f"egress proxy: {decision.why}")
+    return audit_record(asked, verdict, decision.who, f"egress proxy: {decision.why}")
 
 
 EGRESS_TOOL = "network"  # what the audit names a command's connection through the proxy
