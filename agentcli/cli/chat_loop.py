@@ -319,23 +319,13 @@ class Chat:
 
     def ask_network(self, question: EgressQuestion) -> None:
         """A running command's egress proxy asks about a host not listed: the live view
-        pauses for the question, then goes on."""
-        from agentcli.config import default_config_path
+        pauses for the question (the call it runs in said first), then goes on."""
         from agentcli.ui.egress_prompt import ask_egress
 
-        s = self.session
         self.view.end()
-        self.view.say_calls()  # the call whose command asks, if not said yet
-        path = s.settings.config_path or default_config_path()
-        qid = question.question_id
+        self.view.say_calls()
         try:
-            ask_egress(
-                self.console,
-                question,
-                lambda choice: s.answer_egress(qid, choice),
-                lambda: not s.egress_waiting(qid),
-                path,
-            )
+            ask_egress(self.console, question, self.session)
         finally:
             self.view.begin("working")
 

@@ -10,8 +10,8 @@ so no part of it can pass for agentcli's text or another host.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentcli_tools.egress_questions import CONFIG, ONCE, REFUSE, THREAD
 from rich.console import Console
@@ -21,21 +21,26 @@ from agentcli.events import EgressQuestion
 from agentcli.ui.review_keys import QUIT, REDRAW, WITHDRAWN, read_choice
 from agentcli.ui.safe_text import safe_line, styled
 
+if TYPE_CHECKING:
+    from agentcli.session.thread_session import ThreadSession
+
 CHOICES = "[o]nce  [t]his thread  [w]rite to the config file  [r]efuse > "
 KEYS = {"o": ONCE, "t": THREAD, "w": CONFIG, "r": REFUSE, QUIT: REFUSE}
 GONE = "(the command no longer waits: the connection was refused)"
 
 
-def ask_egress(
-    console: Console,
-    question: EgressQuestion,
-    answer: Callable[[str], bool],
-    gone: Callable[[], bool],
-    config_path: Path,
-) -> None:
-    """Show the question and send the person's answer (``answer``, the session's: False
-    when the command no longer waits, ConfigError when the config file cannot take the
-    host, said and asked again). Ctrl-D, q, Esc and Ctrl-C refuse."""
+def ask_egress(console: Console, question: EgressQuestion, session: ThreadSession) -> None:
+    """Show the question and send the person's answer to the session (a ConfigError when
+    the config file cannot take the host is said, and the question asked again). Ctrl-D,
+    q, Esc and Ctrl-C refuse."""
+    from agentcli.config import default_config_path
+
+    config_path = session.settings.config_path or default_config_path()
+    qid = question.question_id
+
+    def gone() -> bool:
+        return not session.egress_waiting(qid)
+
     _show(console, question, config_path)
     while True:
         try:
@@ -55,7 +60,7 @@ def ask_egress(
         from agentcli.errors import AgentcliError
 
         try:
-            still = answer(choice)
+            still = session.answer_egress(qid, choice)
         except AgentcliError as exc:
             for line in exc.lines:
                 console.print(styled(("not written: ", "red"), line))
