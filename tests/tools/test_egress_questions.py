@@ -6,6 +6,7 @@ command ends is withdrawn, a refusal. The person is a thread answering what it i
 from __future__ import annotations
 
 import queue
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -190,3 +191,46 @@ def test_without_anyone_to_ask_a_host_not_listed_is_refused(upstream: Upstream) 
     assert [(d.allowed, d.who, d.why) for d in told] == [
         (False, "agentcli", "not in [sandbox] network")
     ]
+
+
+# requests whose host could draw something misleading in the question: each is refused
+# unasked (400) or asked about as the plain ASCII host the proxy would connect to
+DRAWN = [
+    b"CONNECT pypi.org\x1b[2K:443 HTTP/1.1\r\n\r\n",
+    b"CONNECT pypi.org\r:443 HTTP/1.1\r\n\r\n",
+    "CONNECT руру.org:443 HTTP/1.1\r\n\r\n".encode(),
+    "CONNECT pypi.org\u202e:443 HTTP/1.1\r\n\r\n".encode(),
+    b"CONNECT pypi.org%2eevil.example:443 HTTP/1.1\r\n\r\n",
+    b"CONNECT pypi.org:443@evil.example:443 HTTP/1.1\r\n\r\n",
+    b"CONNECT pypi.org\\evil.example:443 HTTP/1.1\r\n\r\n",
+    b"GET http://pypi.org\t.evil.example/ HTTP/1.1\r\n\r\n",
+    b"GET http://PyPI.ORG.evil.example./ HTTP/1.1\r\n\r\n",
+    b"CONNECT xn--pypi-org-with-a-tail.example:443 HTTP/1.1\r\n\r\n",
+    b"CONNECT [::ffff:127.0.0.1]:443 HTTP/1.1\r\n\r\n",
+    b"CONNECT 0x7f.1:443 HTTP/1.1\r\n\r\n",
+]
+PLAIN = re.compile(r"[a-z0-9._-]+|[0-9a-f:.]+")
+
+
+@pytest.mark.parametrize("head", DRAWN)
+def test_a_host_is_asked_about_only_as_the_plain_host_connected_to(
+    asked: Asked, head: bytes
+) -> None:
+    got: list[bytes] = []
+    sender = threading.Thread(target=lambda: got.append(ask(asked.port, head)))
+    sender.start()
+    question = None
+    while sender.is_alive() and question is None:
+        try:
+            question = asked.questions.get(timeout=0.1)
+        except queue.Empty:
+            continue
+    if question is not None:
+        assert PLAIN.fullmatch(question.host), question
+        asked.desk.answer(question.id, REFUSE)
+    sender.join(WAIT_S)
+    assert got[0].startswith(b"HTTP/1.1 400" if question is None else b"HTTP/1.1 403"), got
+    shown = {b"PyPI": "pypi.org.evil.example", b"0x7f": "127.0.0.1", b"::ffff": "127.0.0.1"}
+    for marker, host in shown.items():
+        if marker in head:
+            assert question is not None and question.host == host
