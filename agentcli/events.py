@@ -86,6 +86,20 @@ class ToolOutput(Event):
     text: str
 
 
+@dataclass
+class EgressQuestion(Event):
+    """A confined command's egress proxy asks whether it may connect to a host and port
+    that `[sandbox] network` does not list (tools/egress_questions.py); the command waits
+    until the person answers (`answer_egress`) or it ends. `host` is what the proxy would
+    connect to (normalised), untrusted: a command chose it."""
+
+    call_id: str
+    question_id: str
+    how: str  # "CONNECT" or "HTTP"
+    host: str
+    port: int
+
+
 class RunStatus(StrEnum):
     """How a run ended (`status` in `run --output json`)."""
 

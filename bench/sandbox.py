@@ -9,6 +9,8 @@ the sandbox plans of tools.sandbox, interleaved in each round (A B C ...):
   command's namespaces (every mount read-only, the writable set and .git bound, a private
   /tmp and /dev), then Landlock, the capabilities and seccomp, before posix_spawn;
 - workspace-write outside a repository;
+- workspace-write with hosts listed: the egress proxy's socket bound in the command's network
+  namespace, handed back and served (Landlock ABI 4);
 - read-only;
 - workspace-write under Landlock alone (where user namespaces are refused): it lists the
   30 entries and grants each but .git;
@@ -32,6 +34,8 @@ from typing import Any
 
 from _common import machine, median, table, verdict
 from agentcli_tools import sandbox as sandboxes
+from agentcli_tools.egress import Hosts
+from agentcli_tools.egress_proxy import EgressProxy
 from agentcli_tools.sandbox import Sandbox
 from agentcli_tools.supervised import Supervised
 
@@ -41,10 +45,15 @@ GOAL_MS = 10.0  # over --sandbox off
 
 def start(cwd: Path, env: dict[str, str], plan: dict[str, Any] | None) -> None:
     process = Supervised(COMMAND, grace=0.5, cwd=cwd, env=env, sandbox=plan)
+    proxy = None
+    if process.listener is not None:  # served as the shell tool serves it
+        proxy = EgressProxy(process.listener, Hosts.parse(["pypi.org"])).start()
     process.stdout.read()
     process.stdout.close()
     assert process.wait() == 0
     process.close()
+    if proxy is not None:
+        proxy.close()
 
 
 def main() -> None:
@@ -70,6 +79,9 @@ def main() -> None:
             ways["workspace-write, git workspace (30 entries)"] = (repo, Sandbox().plan(repo))
             ways["workspace-write, no repository"] = (plain, Sandbox().plan(plain))
             ways["read-only"] = (repo, Sandbox(mode="read-only").plan(repo))
+            if abi >= 4:
+                listed = Sandbox(hosts=("pypi.org",)).plan(repo, proxy=True)
+                ways["workspace-write, hosts listed (egress proxy)"] = (repo, listed)
             alone = {**Sandbox().plan(repo), "namespaces": False}  # type: ignore[dict-item]
             ways["workspace-write, Landlock alone (no namespace)"] = (repo, alone)
         if bwrap := shutil.which("bwrap"):

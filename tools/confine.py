@@ -15,14 +15,19 @@ A plan (made by tools.sandbox, JSON) says: ``mechanism`` ("landlock" or "bwrap")
 (the workspace is (in) a git repository: its ``.git`` stays read-only), ``protected``
 (paths in the workspace that stay read-only: agentcli's data folder, when the workspace
 holds it), ``writable`` (extra paths: the private temp folder first), ``network`` (TCP
-allowed), ``namespaces`` (False: do not try them) and ``bwrap`` (its path).
+allowed), ``proxy_port`` (not 0: the egress proxy's port, see below), ``namespaces``
+(False: do not try them) and ``bwrap`` (its path).
 
 The layers, each applied when the kernel has it, in this order:
 
 1. namespaces (tools/namespaces.py): a user and mount namespace where everything is
    read-only but the writable set, ``.git`` bound read-only, a minimal
-   /dev; a network namespace when the network is off;
-2. Landlock (tools/landlock.py): the writing rights, TCP, signals and ptrace; with no
+   /dev; a network namespace when the network is off; with a ``proxy_port``, the egress
+   proxy's listening socket is bound on 127.0.0.1 in that network namespace, for the
+   application to serve (tools/egress_proxy.py), and a plan that has one but gets no
+   namespace (or no Landlock) refuses to run;
+2. Landlock (tools/landlock.py): the writing rights, TCP (connect to the proxy's port
+   alone, when there is one), signals and ptrace; with no
    namespace it is the fallback that keeps ``.git`` read-only on its own;
 3. capabilities: root's dangerous ones (tracing, mounting, devices...) leave the bounding
    set, so a command run as root never has them;
@@ -34,6 +39,7 @@ Where Landlock is missing, bubblewrap makes the namespaces (with a PID namespace
 
 import json
 import os
+import socket
 import sys
 
 
@@ -101,20 +107,26 @@ def bwrap_argv(plan: dict, argv: list[str]) -> list[str]:
 
 def confine(
     plan: dict | None, argv: list[str], env: dict[str, str]
-) -> tuple[list[str], dict[str, str], list[str]]:
+) -> tuple[list[str], dict[str, str], list[str], socket.socket | None]:
     """Apply ``plan`` (None: no confinement) to this process: (the argv to run, the
-    environment to run it with, the layers now in place). Under Landlock the argv is the
-    same (this process is now confined); under bubblewrap it is bubblewrap's around it.
+    environment to run it with, the layers now in place, the egress proxy's listening
+    socket when the plan has a ``proxy_port``). Under Landlock the argv is the same (this
+    process is now confined); under bubblewrap it is bubblewrap's around it.
     OSError when a layer the plan needs cannot be applied: nothing must run then."""
     if plan is None:
-        return argv, env, []
+        return argv, env, [], None
+    listener = None
     if plan["mechanism"] == "landlock":
         view = namespaces.enter(plan) if plan.get("namespaces", True) else None
+        if plan.get("proxy_port"):
+            listener = _proxy_listener(view, int(plan["proxy_port"]))
         bound = view is not None and view["git_bound"]
         tmp = view is not None and view["private_tmp"]
         landlock.restrict(plan, private_dev=view is not None, git_bound=bound, private_tmp=tmp)
         layers = ["namespaces"] if view else []
         layers.append(f"landlock {plan['abi']}")
+    elif plan.get("proxy_port"):
+        raise OSError("only Landlock with namespaces confines the network to the egress proxy")
     elif plan["mechanism"] == "bwrap":
         argv, layers = bwrap_argv(plan, argv), ["bubblewrap"]
     else:
@@ -123,7 +135,31 @@ def confine(
         layers.append("capabilities")
     if seccomp.install(plan["network"]):
         layers.append("seccomp")
-    return argv, env, layers
+    if listener is not None:
+        layers.append("egress proxy")
+    return argv, env, layers, listener
+
+
+def _proxy_listener(view: dict | None, port: int) -> socket.socket:
+    """The egress proxy's listening socket on 127.0.0.1:``port`` in the command's new
+    network namespace (bound before Landlock refuses binding): the application accepts on
+    it, from outside. Without a namespace of its own the command would share the machine's
+    network, where Landlock's port rule cannot tell the proxy from any host on that port,
+    nor stop UDP: then nothing runs."""
+    if view is None:
+        raise OSError(
+            "[sandbox] network lists hosts, but this kernel refuses the command a network"
+            " namespace of its own (user namespaces are off): nothing would keep it to the"
+            " egress proxy. Set network = false, or true to allow all of the network"
+        )
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # not inherited (CLOEXEC)
+    try:
+        listener.bind(("127.0.0.1", port))
+        listener.listen(128)
+    except OSError:
+        listener.close()
+        raise
+    return listener
 
 
 # what root keeps from no confined command: tracing and reading other processes (their
@@ -174,7 +210,9 @@ def main() -> None:
     except OSError:
         pass  # already a session's leader (its starter made one)
     try:
-        argv, env, _ = confine(json.loads(sys.argv[1]), sys.argv[2:], dict(os.environ))
+        argv, env, _, listener = confine(json.loads(sys.argv[1]), sys.argv[2:], dict(os.environ))
+        if listener is not None:  # no one here to serve it: a launcher's plan has none
+            listener.close()
         os.execvpe(argv[0], argv, env)
     except OSError as exc:
         sys.stderr.write(f"agentcli: cannot start {sys.argv[2]!r} confined: {exc}\n")

@@ -40,6 +40,13 @@ class ToolContext:
     # the confinement of the processes tools start (a tools.sandbox.Sandbox); None: they run
     # unconfined (agentcli always sets one). Typed Any, as for url_check.
     sandbox: Any = None
+    # told each decision of a command's egress proxy (a tools.egress_proxy.Decision), once
+    # per kind, host, port and outcome: the application audits them. Typed Any, as above.
+    on_egress: Any = None
+    # the person's answers for hosts the egress proxy finds not listed (a
+    # tools.egress_questions.ThreadQuestions: the chat's session sets it); None: no one is
+    # asked, such hosts are refused (`run`, a server). Typed Any, as above.
+    egress_ask: Any = None
 
     def protection(self, tool: str, rel: str, typed: str | None = None) -> str | None:
         """Why ``tool`` must not open the workspace-relative path ``rel`` (where a path led when

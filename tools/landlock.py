@@ -8,8 +8,9 @@ executing stay as they are); a right the running ABI does not know is never requ
 - ABI 1: writing, truncating on open is not separate, removing and making entries;
 - ABI 2: REFER (moving or linking a file to another folder; without it Landlock refuses
   that everywhere, so it is granted where writing is);
-- ABI 3: TRUNCATE; ABI 4: TCP bind and connect (refused when the network is off: UDP and
-  unix sockets are not covered); ABI 5: IOCTL_DEV (ioctls on a device opened after this:
+- ABI 3: TRUNCATE; ABI 4: TCP bind and connect (refused when the network is off, but
+  connecting to the egress proxy's port when the plan has one: UDP and unix sockets are not
+  covered); ABI 5: IOCTL_DEV (ioctls on a device opened after this:
   granted only on a private pseudo-terminal folder, so never on the person's terminal);
   ABI 6: scopes: no signal to a process outside the sandbox, and no abstract unix socket
   outside it when the network is off.
@@ -38,7 +39,7 @@ import stat
 
 CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446  # the same on every architecture
 CREATE_RULESET_VERSION = 1
-RULE_PATH_BENEATH, PR_SET_NO_NEW_PRIVS = 1, 38
+RULE_PATH_BENEATH, RULE_NET_PORT, PR_SET_NO_NEW_PRIVS = 1, 2, 38
 
 WRITE_FILE, READ_FILE, REMOVE_DIR, REMOVE_FILE = 1 << 1, 1 << 2, 1 << 4, 1 << 5
 MAKE_CHAR, MAKE_BLOCK = 1 << 6, 1 << 11
@@ -63,6 +64,10 @@ class _RulesetAttr(ctypes.Structure):
 class _PathBeneath(ctypes.Structure):
     _pack_ = 1
     _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+class _NetPort(ctypes.Structure):
+    _fields_ = [("allowed", ctypes.c_uint64), ("port", ctypes.c_uint64)]
 
 
 def abi() -> int:
@@ -172,6 +177,9 @@ def restrict(
     reads = [] if private_dev else readable()
     attr = _RulesetAttr(fs=handled | (READ_FILE if reads else 0))
     size = 8
+    proxy = plan.get("proxy_port")
+    if proxy and version < 4:
+        raise OSError("Landlock ABI 4 or later is needed to confine TCP to the egress proxy")
     if version >= 4 and not plan["network"]:
         attr.net, size = NET_BIND_TCP | NET_CONNECT_TCP, 16
     if version >= 6:  # abstract sockets are no network: an X server's among them
@@ -186,6 +194,10 @@ def restrict(
             _grant(ruleset, path, on_folders | ioctl, on_files)
         for path in reads:
             _grant(ruleset, path, READ_FILE, READ_FILE)
+        if proxy:  # the egress proxy's port: the one TCP connection allowed
+            rule = _NetPort(allowed=NET_CONNECT_TCP, port=int(proxy))
+            if _libc.syscall(ADD_RULE, ruleset, RULE_NET_PORT, ctypes.byref(rule), 0):
+                raise _fail(f"cannot allow TCP port {proxy}")
         if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise _fail("cannot set no_new_privs")
         if _libc.syscall(RESTRICT_SELF, ruleset, 0) != 0:

@@ -1,11 +1,12 @@
 """The sandbox tool processes run in: which mode, by which mechanism, and how a failure it
 caused is told apart.
 
-``Sandbox`` is the setting (mode, network, extra writable paths); ``plan()`` turns it into
-what tools/confine.py applies in the process that runs the command, choosing the mechanism
-once per process: Landlock when the kernel has it, else bubblewrap when it is installed,
-else none, and then a confined command does not start (``SandboxUnavailable``, one line
-saying how to proceed). Nothing ever runs unconfined because confining it failed.
+``Sandbox`` is the setting (mode, network, the hosts of the egress proxy, extra writable
+paths); ``plan()`` turns it into what tools/confine.py applies in the process that runs the
+command, choosing the mechanism once per process: Landlock when the kernel has it, else
+bubblewrap when it is installed, else none, and then a confined command does not start
+(``SandboxUnavailable``, one line saying how to proceed). Nothing ever runs unconfined
+because confining it failed.
 
 Confined commands get a private temp folder (``TMPDIR``), made once per process (0700)
 and removed at exit. Where the mechanism makes /tmp private (namespaces, bubblewrap), the
@@ -48,6 +49,23 @@ _DENIALS = re.compile(
     re.I,
 )
 _NO_NETWORK = re.compile(r"Network is unreachable|Connection refused", re.I)  # bubblewrap's
+# where the egress proxy listens in the command's own network namespace, empty but for it
+PROXY_PORT = 3128
+PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
+PROXY_VARIABLES = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+)
+NO_PROXY = ("NO_PROXY", "no_proxy")  # empty: no host is reached past the proxy
+NO_PROXY_HERE = (
+    "[sandbox] network lists hosts, but {why}: nothing here can keep a command's connections"
+    " to the egress proxy, so it does not start. Set [sandbox] network = false (or true, to"
+    " allow all of the network)"
+)
 
 
 class SandboxUnavailable(OSError):
@@ -138,6 +156,8 @@ class Sandbox:
 
     mode: str = DEFAULT_MODE
     network: bool = False
+    # with the network off: the hosts the egress proxy lets commands reach (tools/egress.py)
+    hosts: tuple[str, ...] = field(default_factory=tuple)
     writable: tuple[str, ...] = field(default_factory=tuple)
     # paths that stay read-only even inside the workspace (the caller's own data)
     protected: tuple[str, ...] = field(default_factory=tuple)
@@ -146,15 +166,26 @@ class Sandbox:
     def confines(self) -> bool:
         return self.mode != "off"
 
-    def plan(self, workspace: Path | str, reach: Iterable[str] = ()) -> dict[str, Any] | None:
+    @property
+    def proxied(self) -> bool:
+        """Whether commands reach the listed hosts through the egress proxy."""
+        return self.confines and not self.network and bool(self.hosts)
+
+    def plan(
+        self, workspace: Path | str, reach: Iterable[str] = (), proxy: bool = False
+    ) -> dict[str, Any] | None:
         """What confine.py applies (JSON), None when the mode is off; SandboxUnavailable
         when nothing here can confine. ``reach``: files the command is started with, kept
-        visible under a private /tmp."""
+        visible under a private /tmp. ``proxy``: the caller serves the egress proxy
+        (tools/egress_proxy.py) for the listed hosts; without it they are not reached."""
         if not self.confines:
             return None
         kind, abi, bwrap = _chosen(self.network)
         if not kind:
             raise SandboxUnavailable(UNAVAILABLE)
+        proxied = proxy and self.proxied
+        if proxied and (why := _no_proxy(kind, abi)):
+            raise SandboxUnavailable(NO_PROXY_HERE.format(why=why))
         workspace = Path(workspace).resolve()
         extra = [str(Path(p).expanduser().resolve()) for p in self.writable]
         return {
@@ -171,6 +202,7 @@ class Sandbox:
             ],
             "writable": [private_temp(), *(extra if self.mode == "workspace-write" else [])],
             "network": self.network,
+            "proxy_port": PROXY_PORT if proxied else 0,
             "namespaces": "userns" not in _missing(),
             "readable": _in_tmp(reach),
         }
@@ -179,7 +211,7 @@ class Sandbox:
         """The layers a confined command gets here, found by starting one (``true``) as
         the shell tool does: what ``doctor`` reports. [] when the mode is off;
         SandboxUnavailable or OSError when no confined command can start."""
-        plan = self.plan(workspace)
+        plan = self.plan(workspace, proxy=True)
         if plan is None:
             return []
         from .supervised import Supervised
@@ -193,6 +225,8 @@ class Sandbox:
         finally:
             process.close()
             process.stdout.close()
+            if process.listener is not None:  # the egress proxy's: nothing to serve
+                process.listener.close()
         return process.layers
 
     def label(self) -> str:
@@ -200,6 +234,8 @@ class Sandbox:
         if not self.confines:
             return "off"
         net = "network on" if self.network else "network off"
+        if self.proxied:
+            net = f"network only to {', '.join(self.hosts)} (egress proxy)"
         kind, abi, _ = _chosen(self.network)
         how = f"Landlock ABI {abi}" if kind == "landlock" else kind or "no mechanism: refused"
         if kind == "landlock" and abi < 4 and not self.network:
@@ -227,6 +263,24 @@ class Sandbox:
         return [sys.executable, "-S", "-I", CONFINE_SCRIPT, json.dumps(plan), command, *args]
 
 
+def _no_proxy(kind: str, abi: int) -> str:
+    """Why the egress proxy cannot confine a command here, or "" when it can: it needs a
+    network namespace of the command's own (made with the mount namespace) and Landlock's
+    TCP rules (ABI 4)."""
+    if kind != "landlock":
+        return "this system has no Landlock (bubblewrap cannot reach the proxy)"
+    if abi < 4:
+        return f"this kernel's Landlock (ABI {abi}) has no TCP rules (ABI 4, Linux 6.7)"
+    if "userns" in _missing():
+        return "user namespaces are off"
+    return ""
+
+
+def proxy_environment() -> dict[str, str]:
+    """The variables that send a confined command's HTTP(S) through the egress proxy."""
+    return {**dict.fromkeys(PROXY_VARIABLES, PROXY_URL), **dict.fromkeys(NO_PROXY, "")}
+
+
 def denied(plan: dict[str, Any] | None, returncode: int | None, output: str) -> str | None:
     """A note for the model and the person when a confined command failed in a way the
     sandbox may have caused, or None. A heuristic: the command ended non-zero and its output
@@ -242,6 +296,9 @@ def denied(plan: dict[str, Any] | None, returncode: int | None, output: str) -> 
     places += ["$TMPDIR", *plan["writable"][1:]]  # the temp folder's path differs inside
     git = " (its .git stays read-only)" if plan["mode"] == "workspace-write" else ""
     net = "" if plan["network"] else "; TCP connections and listening are refused"
+    if plan.get("proxy_port"):
+        net = "; TCP connections go only through the egress proxy ($HTTPS_PROXY) to the hosts"
+        net += " [sandbox] network lists"
     return (
         f"[sandbox] this command ran confined ({plan['mode']}): it may write only in"
         f" {', '.join(places)}{git}{net}. The error above may be the sandbox's, not the"

@@ -9,18 +9,24 @@ the context's sandbox (tools.sandbox): a failure the sandbox may have caused get
 
 from __future__ import annotations
 
+import contextvars
 import os
 import selectors
 import subprocess
 import time
 from collections.abc import Callable
-from typing import IO
+from dataclasses import asdict
+from typing import IO, Any
 
 from .base import Runtime, ToolError, ToolFailed, builtin_tool, context_of
+from .context import ToolContext
+from .egress import Hosts
+from .egress_proxy import NOT_LISTED, EgressProxy
+from .egress_questions import Answer, Question
 from .environment import tool_environment
 from .output import cap_output
 from .redacted_stream import RedactedStream
-from .sandbox import SandboxUnavailable, denied
+from .sandbox import SandboxUnavailable, denied, proxy_environment
 from .supervised import Supervised
 
 MAX_TIMEOUT = 3600.0
@@ -75,6 +81,44 @@ def _pump(
                     on_chunk(chunk)
 
 
+def _proxy(
+    process: Supervised, sandbox: Any, context: ToolContext, runtime: Runtime
+) -> EgressProxy:
+    """The egress proxy for this command's listed hosts, serving the socket its call
+    supervisor made in the command's network namespace; each decision told to
+    ``context.on_egress``; a host not listed asked of the person through
+    ``context.egress_ask``, each question a stream event (``egress_question``)."""
+    assert process.listener is not None
+    hosts = Hosts.parse(sandbox.hosts)
+    told, asking = context.on_egress, context.egress_ask
+    ask = None
+    if asking is not None:
+        # the stream writer reads the run's config from context variables: the proxy's
+        # connection threads write through a copy of this thread's (one at a time)
+        here = contextvars.copy_context()
+
+        def tell(question: Question) -> None:
+            here.run(runtime.stream_writer, {"egress_question": asdict(question)})
+
+        def ask(how: str, host: str, port: int, gone: Callable[[], bool]) -> Answer:
+            return asking.decide(str(runtime.tool_call_id), how, host, port, tell, gone)
+
+    proxy = EgressProxy(process.listener, hosts, context.allow_private_urls, told, ask)
+    return proxy.start()
+
+
+def _refused(proxy: EgressProxy | None) -> list[str]:
+    """One line per host and port the proxy refused the command."""
+    if proxy is None:
+        return []
+    hint = ". If the command needs it, ask the person to list it there."
+    return [
+        f"[sandbox] {d.line}{hint if d.why == NOT_LISTED else '.'}"
+        for d in proxy.decisions
+        if not d.allowed
+    ]
+
+
 @builtin_tool
 def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
     """Run a bash command in the workspace and return its exit code and output.
@@ -105,12 +149,15 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
     hidden = context.redactor.protected if context.redactor is not None else ()
     passed = tool_environment(context.env_passthrough, never=context.env_never, never_values=hidden)
     env = {**passed, **QUIET_ENV}
+    sandbox = context.sandbox
     try:
-        plan = context.sandbox.plan(context.workspace) if context.sandbox is not None else None
+        plan = sandbox.plan(context.workspace, proxy=True) if sandbox is not None else None
     except SandboxUnavailable as exc:
         raise ToolError(str(exc)) from None
     if plan is not None:
         env["TMPDIR"] = plan["writable"][0]  # the private temp folder
+    if plan is not None and plan["proxy_port"]:
+        env.update(proxy_environment())  # over any the person passes through
 
     deadline = time.monotonic() + limit
     try:
@@ -124,6 +171,7 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
         )
     except OSError as exc:
         raise ToolError(f"cannot start bash in the workspace: {exc}") from exc
+    proxy = _proxy(process, sandbox, context, runtime) if process.listener is not None else None
     try:
         _pump(process.stdout, capture, deadline, process, on_chunk=live.add, stop=cancelled)
         timed_out = False
@@ -147,6 +195,8 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
     finally:  # also when interrupted: never leave the command running
         process.close()
         process.stdout.close()
+        if proxy is not None:
+            proxy.close()
     if stopped:
         status = "interrupted by the user (Ctrl-C): the command and its children were stopped"
     elif timed_out:
@@ -164,7 +214,8 @@ def shell(command: str, runtime: Runtime, timeout: float | None = None) -> str:
         already_cut=capture.dropped,
     )
     note = denied(plan, None if stopped or timed_out else process.returncode, output)
-    result = f"{status}\n{body}" + (f"\n{note}" if note else "")
+    notes = [*_refused(proxy), *([note] if note else [])]
+    result = f"{status}\n{body}" + "".join(f"\n{line}" for line in notes)
     if stopped or timed_out or process.returncode:  # a signal's is negative
         raise ToolFailed(result)  # the same text, with the status "error"
     return result

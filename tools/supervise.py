@@ -14,7 +14,8 @@ too:
 - sends ``P <pid> <start time>`` (field 22 of /proc/<pid>/stat) and waits for the request
   (one JSON line: argv, cwd, env, grace, sandbox), so that the application can record which
   process it is before anything runs; replies ``R <layers>`` once the command runs (the
-  sandbox's layers in place, comma-separated; ``E <why>`` if it does not run);
+  sandbox's layers in place, comma-separated, and with it, SCM_RIGHTS, the egress proxy's
+  listening socket when the plan has one; ``E <why>`` if it does not run);
 - confines itself by the request's sandbox plan (tools/confine.py: namespaces, Landlock and
   seccomp, inherited by the command; or bubblewrap around the command); if that fails,
   nothing runs;
@@ -211,7 +212,7 @@ def run_call(call: socket.socket, output: int, wake_read: int, stop: list[int]) 
     argv, env, grace = order["argv"], order["env"], float(order["grace"])
     try:
         os.chdir(order["cwd"])
-        argv, env, layers = confine.confine(order.get("sandbox"), argv, env)
+        argv, env, layers, listener = confine.confine(order.get("sandbox"), argv, env)
         os.chdir(order["cwd"])  # again: a namespace may have put a mount over it
         # posix_spawn (vfork): no second Python fork. Its own process group, so that `kill
         # 0` spares this supervisor; stdin /dev/null; stdout and stderr the pipe. If this
@@ -232,7 +233,13 @@ def run_call(call: socket.socket, output: int, wake_read: int, stop: list[int]) 
         call.sendall(f"E {exc}\n".encode())
         return
     os.close(output)  # the pipe ends when the command's copies do
-    call.sendall(f"R {','.join(layers)}\n".encode())
+    ready = [f"R {','.join(layers)}\n".encode()]
+    if listener is None:
+        call.sendall(ready[0])
+    else:  # the egress proxy's socket goes with the line, to the application that serves it
+        fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [listener.fileno()]))]
+        call.sendmsg(ready, fds)
+        listener.close()
     poll = select.poll()
     poll.register(call.fileno(), select.POLLIN)
     poll.register(wake_read, select.POLLIN)

@@ -145,6 +145,9 @@ class Supervised:
     ) -> None:
         self.returncode: int | None = None
         self.layers: list[str] = []  # the sandbox's, as the call supervisor applied them
+        # the egress proxy's listening socket, in the command's network namespace: the
+        # caller serves it (tools/egress_proxy.py) and closes it
+        self.listener: socket.socket | None = None
         self._leftovers = False
         for attempt in (1, 2):
             self._buffer = b""
@@ -176,9 +179,11 @@ class Supervised:
                 "sandbox": sandbox,
             }
             self._sock.sendall(json.dumps(order).encode() + b"\n")
-            if not (answer := self._line()).startswith("R"):
+            if not (answer := self._line(fds=True)).startswith("R"):
                 raise OSError(answer[2:])
             self.layers = answer[2:].split(",") if answer[2:] else []
+            if sandbox is not None and sandbox.get("proxy_port") and self.listener is None:
+                raise OSError("the confined command's egress proxy socket did not come")
         except EOFError:
             self._sock.close()
             self.stdout.close()
@@ -186,20 +191,37 @@ class Supervised:
         except BaseException:
             self._sock.close()
             self.stdout.close()
+            if self.listener is not None:
+                self.listener.close()
             raise
         with _lock:
             _running.add(self)
 
-    def _line(self, timeout: float | None = None) -> str:
-        """The call supervisor's next line ("" at EOF); TimeoutError after ``timeout`` s."""
+    def _line(self, timeout: float | None = None, fds: bool = False) -> str:
+        """The call supervisor's next line ("" at EOF); TimeoutError after ``timeout`` s.
+        ``fds``: a socket may come with it (SCM_RIGHTS): kept as ``listener``."""
         self._sock.settimeout(timeout)
+        room = socket.CMSG_SPACE(array.array("i").itemsize) if fds else 0
         while b"\n" not in self._buffer:
-            chunk = self._sock.recv(4096)
+            chunk, ancillary, _, _ = self._sock.recvmsg(4096, room, socket.MSG_CMSG_CLOEXEC)
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    self._take(payload)
             if not chunk:
                 raise EOFError
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
         return line.decode()
+
+    def _take(self, payload: bytes) -> None:
+        """Keep the first socket passed, close any other (none is expected)."""
+        received = array.array("i")
+        received.frombytes(payload[: len(payload) - len(payload) % received.itemsize])
+        for fd in received:
+            if self.listener is None:
+                self.listener = socket.socket(fileno=fd)
+            else:
+                os.close(fd)
 
     def wait(self, timeout: float | None = None) -> int:
         """The command's return code, once it and all it started are over; raises

@@ -118,6 +118,18 @@ def parse_url(url: str) -> Target:
     return Target(scheme, normalise_host(host), port, rest)
 
 
+def parse_authority(text: str, scheme: str, port_required: bool = False) -> Target:
+    """``host[:port]`` (a CONNECT request's target, a Host header, a ``[sandbox] network``
+    entry) read by parse_url as the authority of a ``scheme`` URL, or UnsafeURL: nothing
+    but the authority (no path, query or fragment), and with ``port_required``, a port."""
+    if not isinstance(text, str) or any(c in text for c in "/?#"):
+        raise UnsafeURL(f"{text!r} is not a host and port")
+    target = parse_url(f"{scheme}://{text}/")
+    if port_required and not _split_authority(text)[1]:
+        raise UnsafeURL(f"{text!r} has no port")
+    return target
+
+
 def host_of(url: str) -> str | None:
     """The normalised host of an http(s) URL, or None when parse_url refuses the URL."""
     try:

@@ -27,7 +27,7 @@ from agentcli.agent.review.cut_off_calls import ask_again, journal_key, settle
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import OFF, UNCONFINED, ran_under, would_confine
 from agentcli.agent.untrusted_text_fence import fence
-from agentcli.audit.records import NOT_APPROVED, audit_record
+from agentcli.audit.records import NOT_APPROVED, audit_record, egress_record
 from agentcli.decisions import PLAN_RERUN_DECISIONS, RERUN_DECISIONS
 from agentcli.hooks.turn_events import tool_used
 from agentcli.threads.call_journal import RunProcess
@@ -100,10 +100,14 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
             if again is None:
                 return decided
             task = {**task, "tool_call": again}
-        config = _with_context(config, runtime, journal, thread_id, key, unconfined)
+        egress: list[Any] = []  # the egress proxy's decisions for this call's command
+        config = _with_context(config, runtime, journal, thread_id, key, unconfined, egress)
         if journal is not None:
             journal.call_started(thread_id, key)
         result = _redacted(tool_node.invoke(task, config), ctx.redactor)
+        if egress and isinstance(result, dict):
+            records = [egress_record(call, decision) for decision in egress]
+            result = {**result, "audit_pending": [*result.get("audit_pending", []), *records]}
         _after(result, call, ctx, thread_id, runtime.stream_writer)  # PostToolUse hooks
         if undo:
             _note(result, undo)
@@ -131,11 +135,13 @@ def _with_context(
     thread_id: str,
     key: str,
     unconfined: bool,
+    egress: list[Any],
 ) -> RunnableConfig:
     """The config with a runtime whose context records, for this call, the process that
-    supervises a command it runs (ToolContext.on_process), before the command starts; and
-    no sandbox for a call sealed to run unconfined."""
-    changes: dict[str, Any] = {"sandbox": OFF} if unconfined else {}
+    supervises a command it runs (ToolContext.on_process), before the command starts, and
+    the decisions of its egress proxy (into ``egress``); and no sandbox for a call sealed
+    to run unconfined."""
+    changes: dict[str, Any] = {"sandbox": OFF} if unconfined else {"on_egress": egress.append}
     if journal is not None:
 
         def on_process(pid: int, started: str) -> None:

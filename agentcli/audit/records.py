@@ -25,6 +25,16 @@ def audit_record(call: Any, decision: str, who: str, by: str, **extra: Any) -> d
     }
 
 
+def egress_record(call: Any, decision: Any) -> dict[str, Any]:
+    """The audit's record of what a command's egress proxy did (a tools.egress_proxy
+    Decision): the call's id, the pseudo-tool ``network`` and the host it asked for."""
+    asked = {"id": call["id"], "name": EGRESS_TOOL, "args": {"how": decision.how}}
+    asked["args"] |= {"host": decision.host, "port": decision.port}
+    verdict = "allowed" if decision.allowed else "refused"
+    return audit_record(asked, verdict, decision.who, f"egress proxy: {decision.why}")
+
+
+EGRESS_TOOL = "network"  # what the audit names a command's connection through the proxy
 PEOPLE = ("person", "client")
 
 # what a record of agentcli's own refusal says in `by`: a call refused for its seals

@@ -18,7 +18,7 @@ from agentcli.cli.review_alarm import ReviewAlarm
 from agentcli.config import data_dir
 from agentcli.decisions import Decide, Decision
 from agentcli.errors import AgentcliError, Interrupted, UsageError
-from agentcli.events import Done, Event, ReviewRequest, add_usage_value
+from agentcli.events import Done, EgressQuestion, Event, ReviewRequest, add_usage_value
 from agentcli.ui import make_console
 from agentcli.ui.message_input import MessageInput
 from agentcli.ui.safe_text import safe, styled
@@ -74,6 +74,7 @@ class Chat:
             finally:
                 self.view.end()
             session.soft_ctrl_c = True  # Ctrl-C stops a run and comes back here
+            session.asks_egress = True  # a host not listed is a question (ask_network)
             from agentcli.cli.early_prompt import fixed_part_line, show_warnings
 
             show_warnings(session)
@@ -260,6 +261,9 @@ class Chat:
                     for event in events or start():
                         review = event if isinstance(event, ReviewRequest) else review
                         done = event if isinstance(event, Done) else done
+                        if isinstance(event, EgressQuestion):
+                            self.ask_network(event)
+                            continue
                         self.view.show(event)
             except AgentcliError as exc:
                 self.error(exc)
@@ -312,6 +316,18 @@ class Chat:
         else:
             self.view.say_calls()  # decided by the policy: no panel showed them
         return s.decide(decisions)
+
+    def ask_network(self, question: EgressQuestion) -> None:
+        """A running command's egress proxy asks about a host not listed: the live view
+        pauses for the question (the call it runs in said first), then goes on."""
+        from agentcli.ui.egress_prompt import ask_egress
+
+        self.view.end()
+        self.view.say_calls()
+        try:
+            ask_egress(self.console, question, self.session)
+        finally:
+            self.view.begin("working")
 
     def show_usage(self, usage: dict[str, Any]) -> None:
         if not usage.get("total_tokens"):

@@ -66,6 +66,8 @@ def coerce(key: str, value: Any, origin: str, problems: list[str], from_env: boo
         except (KeyError, ValueError):
             problems.append(f"{where}: expected {expected}")
             return BAD
+    if key == "sandbox.network" and isinstance(value, list):
+        return _network_hosts(value, where, problems)
     ok = isinstance(value, want) or (want is float and isinstance(value, int))
     if not ok or (want in (int, float) and isinstance(value, bool)):
         problems.append(f"{where}: expected {expected}")
@@ -97,6 +99,20 @@ def coerce(key: str, value: Any, origin: str, problems: list[str], from_env: boo
         problems.append(f"{where}: expected {expected} (at least {least})")
         return BAD
     return float(value) if want is float else value
+
+
+def _network_hosts(value: list[Any], where: str, problems: list[str]) -> Any:
+    """`[sandbox] network` as a list: the hosts the egress proxy lets commands reach, each
+    read as fetch_url reads hosts (agentcli_tools/egress.py)."""
+    from agentcli_tools.egress import entry_problem
+
+    found = [(item, entry_problem(item)) for item in value]
+    bad = [f"{shown_value(item)}: {why}" for item, why in found if why]
+    if bad or not value:
+        why = "; ".join(bad) or "an empty list: write network = false"
+        problems.append(f"{where}: {why}")
+        return BAD
+    return list(value)
 
 
 def check_rules(rules: list[Any], origin: str, problems: list[str]) -> None:

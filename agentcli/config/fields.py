@@ -125,7 +125,11 @@ FIELDS: dict[str, Field] = {
             "mode": Field(
                 "sandbox_mode", str, expect='one of "workspace-write", "read-only", "off"'
             ),
-            "network": Field("sandbox_network", bool),
+            "network": Field(
+                "sandbox_network",
+                bool,
+                expect='true, false, or a list of hosts, e.g. ["pypi.org", "*.npmjs.org"]',
+            ),
             "writable": Field("sandbox_writable", list, expect='a list of paths, e.g. ["~/.npm"]'),
         },
         "hooks": {  # [[hooks.EVENT]] tables (config/hook_tables.py): never from the workspace

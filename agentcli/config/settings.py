@@ -97,7 +97,7 @@ class Settings:
     undo_snapshots: bool = True
     undo_max_file_mb: float = 10.0
     sandbox_mode: str = "workspace-write"
-    sandbox_network: bool = False
+    sandbox_network: bool | list[str] = False  # a list: hosts, through the egress proxy
     sandbox_writable: list[str] = field(default_factory=list)
     # [[hooks.EVENT]] tables, checked (config/hook_tables.py): {"matcher", "command", "timeout"}
     hooks_pre_tool_use: list[dict[str, Any]] = field(default_factory=list)

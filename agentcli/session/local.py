@@ -18,6 +18,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from agentcli_tools.egress_questions import CONFIG
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool
@@ -27,7 +28,8 @@ from agentcli.agent.input_bounds import clipped
 from agentcli.agent.plan import PLAN_FLAG
 from agentcli.agent.review.approval_seals import seal_tool
 from agentcli.agent.untrusted_text_fence import fence
-from agentcli.config import Settings, for_model
+from agentcli.config import Settings, default_config_path, for_model
+from agentcli.config.network_file import add_network_host, network_entry
 from agentcli.decisions import Decision
 from agentcli.errors import ConfigError, HookBlocked, UsageError
 from agentcli.events import Compacted, Event, HookNote, ReviewRequest
@@ -137,6 +139,14 @@ class Session(ThreadSession):
     @explicit_workspace.setter
     def explicit_workspace(self, explicit: bool) -> None:
         self.thread.explicit_workspace = explicit
+
+    @property
+    def asks_egress(self) -> bool:  # type: ignore[override]
+        return self.thread.asks_egress
+
+    @asks_egress.setter
+    def asks_egress(self, asks: bool) -> None:
+        self.thread.asks_egress = asks
 
     @property
     def soft_ctrl_c(self) -> bool:
@@ -331,6 +341,21 @@ class Session(ThreadSession):
 
     def deny_expired(self) -> ReviewRequest | None:
         return self.answers.deny_expired()
+
+    # -- the egress proxy's questions (tools/egress_questions.py) -----------------------
+
+    def egress_waiting(self, question_id: str) -> bool:
+        return self.engine.egress.waiting(question_id) is not None
+
+    def answer_egress(self, question_id: str, choice: str) -> bool:
+        desk = self.engine.egress
+        question = desk.waiting(question_id)
+        if question is None:
+            return False
+        if choice == CONFIG:  # the person's own config file: never the workspace's
+            path = self.settings.config_path or default_config_path()
+            add_network_host(path, network_entry(question.host, question.port))
+        return desk.answer(question_id, choice)
 
     # -- Ctrl-C -------------------------------------------------------------------
 

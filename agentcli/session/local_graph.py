@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentcli_tools.egress_questions import EgressQuestions
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
@@ -74,6 +75,9 @@ class LocalGraph:
         self.store = store
         self.policy = policy
         self.sandbox = sandbox_of(settings)
+        # the egress proxy's questions and the hosts the person's answers allowed, for the
+        # session's lifetime (tools/egress_questions.py)
+        self.egress = EgressQuestions()
         self.tools = {tool.name: tool for tool in tools}
         self._model = model
         self._given_model = model is not None  # a test's model: kept whatever the thread

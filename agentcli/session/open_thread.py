@@ -16,6 +16,8 @@ class OpenThread:
     explicit_workspace: bool  # --workspace was given: the thread's recorded one is not used
     row: ThreadRow | None = None  # None until the thread's first message
     soft_ctrl_c: bool = False  # chat: Ctrl-C stops the run and returns to the prompt
+    # chat: a confined command's request to a host not listed is a question for the person
+    asks_egress: bool = False
 
     @property
     def turn(self) -> int:

@@ -43,6 +43,8 @@ class RunLoop:
         graph, config = engine.graph, engine.config(thread_id)
         context = engine.context(self.thread.workspace)
         context.cancel = threading.Event()
+        if self.thread.asks_egress:  # the chat: a host not listed is a question
+            context.egress_ask = engine.egress.for_thread(thread_id)
         engine.forget(thread_id)  # until this run has ended cleanly: read the state if asked
         answers: list[str] = []  # indexed for search when the run ends (see _record)
         seen = Translator(answers.append)

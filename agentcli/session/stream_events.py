@@ -25,6 +25,7 @@ from agentcli.events import (
     AssistantMessage,
     CallProgress,
     Compacted,
+    EgressQuestion,
     Event,
     HookNote,
     Retry,
@@ -102,6 +103,9 @@ class Translator:
                 yield compacted(chunk["compacted"])
             elif isinstance(chunk, dict) and isinstance(chunk.get("hook_note"), str):
                 yield HookNote(chunk["hook_note"])
+            elif isinstance(chunk, dict) and isinstance(chunk.get("egress_question"), dict):
+                if (asked := egress_question(chunk["egress_question"])) is not None:
+                    yield asked
             return
         for node, update in chunk.items():
             if node == INTERRUPT:
@@ -161,6 +165,17 @@ def call_progress(info: dict[str, Any]) -> CallProgress:
         return value if isinstance(value, str) else ""
 
     return CallProgress(number("index"), string("name"), string("target"), number("bytes"))
+
+
+def egress_question(info: dict[str, Any]) -> EgressQuestion | None:
+    """A shell call's egress question (tools/egress_questions.Question) as an event; None
+    when a field has the wrong type."""
+    call, qid, how, host, port = (info.get(k) for k in ("call_id", "id", "how", "host", "port"))
+    if not (isinstance(call, str) and isinstance(qid, str) and isinstance(how, str)):
+        return None
+    if not isinstance(host, str) or not isinstance(port, int) or isinstance(port, bool):
+        return None
+    return EgressQuestion(call, qid, how, host, port)
 
 
 def compacted(info: dict[str, Any]) -> Compacted:

@@ -33,6 +33,8 @@ class ThreadSession(ABC):
     explicit_workspace: bool  # --workspace was given: the thread's recorded one is not used
     warnings: list[str]  # from loading the tools, for the caller to show
     soft_ctrl_c: bool  # chat: Ctrl-C stops the run and returns to the prompt
+    # chat: a confined command's request to a host not listed is a question (EgressQuestion)
+    asks_egress: bool = False
     server_url: str | None = None  # where the thread lives, if not here
     expired: ReviewRequest | None = None  # calls `open` denied: their review expired
 
@@ -109,6 +111,16 @@ class ThreadSession(ABC):
     @abstractmethod
     def check_edit(self, name: str, args: Any, original: Any = None) -> str | None:
         """Why edited `args` cannot run, or review.UNCHANGED if they are `original`'s."""
+
+    def egress_waiting(self, question_id: str) -> bool:
+        """Whether an egress question (EgressQuestion) still waits for its answer."""
+        return False  # none is asked here (a server refuses hosts not listed)
+
+    def answer_egress(self, question_id: str, choice: str) -> bool:
+        """Answer an egress question: "once", "thread", "config" (the host is written to
+        the config file's [sandbox] network first: ConfigError if it cannot be) or
+        "refuse". False when it no longer waits (its command ended: refused)."""
+        return False
 
     def stop(self) -> bool:
         """Ctrl-C in the chat: ask the run under way to stop. False: nothing to stop here."""

@@ -28,13 +28,15 @@ import select
 import sys
 import termios
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
 from rich.text import Text
 
 QUIT = "q"
+WITHDRAWN = ""  # what read_choice returns when its question no longer waits (`gone`)
+GONE_POLL_S = 0.1
 REDRAW = "\x0c"  # Ctrl-L: draw the review again
 ESC, CTRL_C, CTRL_D = "\x1b", "\x03", "\x04"
 ENTER = ("\r", "\n")
@@ -50,29 +52,36 @@ def at_terminal() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def read_choice(console: Console, prompt: str) -> str:
+def read_choice(console: Console, prompt: str, gone: Callable[[], bool] | None = None) -> str:
     """The choice: one key at a terminal (QUIT for q, Esc, Ctrl-C; REDRAW for Ctrl-L), else
-    a stripped line (QUIT for Ctrl-C). EOFError on Ctrl-D or the end of the input."""
+    a stripped line (QUIT for Ctrl-C). EOFError on Ctrl-D or the end of the input. At a
+    terminal, WITHDRAWN once ``gone()`` is true before a key comes."""
     if not at_terminal():
         try:
             return console.input(Text(prompt, style="bold")).strip()
         except KeyboardInterrupt:  # Ctrl-C at a review is q
             console.print()  # the prompt's line ends: nothing is printed after it
             return QUIT
-    key = _read_key(console, prompt)
+    key = _read_key(console, prompt, gone)
+    if key == WITHDRAWN:
+        console.print()
+        return key
     console.print("" if key == CTRL_D else NAMES.get(key, key if key.isprintable() else repr(key)))
     if key == CTRL_D:
         raise EOFError
     return QUIT if key in (ESC, CTRL_C) else key
 
 
-def _read_key(console: Console, prompt: str) -> str:
+def _read_key(console: Console, prompt: str, gone: Callable[[], bool] | None = None) -> str:
     fd = sys.stdin.fileno()
     with _cbreak(fd, console):
         termios.tcflush(fd, termios.TCIFLUSH)  # typed ahead: never a decision
         console.print(Text(prompt, style="bold"), end="")  # keys from now on are read
         noisy_until = 0.0  # after a paste or burst: its tail is dropped too
         while True:
+            while gone is not None and not _more_within(fd, GONE_POLL_S):
+                if gone():
+                    return WITHDRAWN
             chunk = os.read(fd, 4096).decode("utf-8", "replace")
             if not chunk:
                 return CTRL_D

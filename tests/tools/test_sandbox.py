@@ -75,3 +75,57 @@ def test_the_temp_folders_of_killed_processes_are_swept(monkeypatch, tmp_path) -
     assert made.startswith(str(tmp_path / f"agentcli-tmp-{os.getpid()}-"))
     assert not gone.exists()
     assert live.exists() and other.exists() and link.is_symlink() and target.exists()
+
+
+def test_listed_hosts_get_the_proxy_only_where_it_confines(monkeypatch, tmp_path) -> None:
+    """The proxy's port goes in the plan of a caller that serves it (the shell), never in an
+    MCP server's launcher (no one serves it: no network); where there is no network namespace
+    or no Landlock TCP rules, a command with listed hosts is refused, never given the network."""
+    listed = Sandbox(hosts=("pypi.org",))
+    if mechanism()[0] == "landlock" and mechanism()[1] >= 4:
+        plan = listed.plan(tmp_path, proxy=True)
+        assert plan is not None and plan["proxy_port"] == 3128 and plan["network"] is False
+        assert "network only to pypi.org (egress proxy)" in listed.label()
+    plan = listed.plan(tmp_path)
+    assert plan is not None and plan["proxy_port"] == 0 and plan["network"] is False
+    for missing in ("userns", "landlock"):
+        monkeypatch.setenv("AGENTCLI_TEST_SANDBOX_MISSING", missing)
+        mechanism.cache_clear()
+        try:
+            if mechanism()[0]:
+                with pytest.raises(SandboxUnavailable, match="network lists hosts, but"):
+                    listed.plan(tmp_path, proxy=True)
+        finally:
+            mechanism.cache_clear()
+
+
+@pytest.mark.skipif(
+    mechanism()[0] != "landlock" or mechanism()[1] < 4, reason="needs Landlock ABI 4"
+)
+def test_the_proxy_socket_is_handed_back_never_to_the_command_and_never_without_a_namespace(
+    tmp_path,
+) -> None:
+    """The call supervisor binds the proxy's socket in the command's network namespace and
+    hands it to this process; the command holds no socket (it cannot accept in the proxy's
+    place). A plan with a proxy port that gets no namespace, or bubblewrap, does not run."""
+    from agentcli_tools.supervised import Supervised
+
+    plan = Sandbox(hosts=("pypi.org",)).plan(tmp_path, proxy=True)
+    assert plan is not None
+    env = {"PATH": "/usr/bin:/bin"}
+    process = Supervised(
+        ["ls", "-l", "/proc/self/fd/"], grace=0.5, cwd=tmp_path, env=env, sandbox=plan
+    )
+    try:
+        listing = process.stdout.read().decode()
+        assert process.wait() == 0
+    finally:
+        process.close()
+        process.stdout.close()
+    assert process.listener is not None
+    assert process.listener.getsockname() == ("127.0.0.1", 3128)
+    process.listener.close()
+    assert "socket:" not in listing and "pipe:" in listing, listing
+    for changed in ({"namespaces": False}, {"mechanism": "bwrap", "bwrap": "/usr/bin/bwrap"}):
+        with pytest.raises(OSError, match="network namespace of its own|only Landlock"):
+            Supervised(["true"], grace=0.5, cwd=tmp_path, env=env, sandbox={**plan, **changed})

@@ -27,7 +27,12 @@ def held(ctx: Any, tool: str, args: Mapping[str, Any], verdict: Verdict) -> Verd
 
 def _refusal(ctx: Any, tool: str, args: Mapping[str, Any]) -> str | None:
     if tool == SHELL:
-        if not would_confine(ctx, tool) or getattr(ctx.sandbox, "network", True) is not False:
+        sandbox = ctx.sandbox
+        if (
+            not would_confine(ctx, tool)
+            or getattr(sandbox, "network", True) is not False
+            or bool(getattr(sandbox, "hosts", None))
+        ):
             return "the command would not run confined without network"
         if unconfined_rule(ctx.policy.rules, tool, args):
             return "a rule runs it unconfined"

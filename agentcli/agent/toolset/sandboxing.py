@@ -31,9 +31,11 @@ SHELL = "shell"
 
 
 def sandbox_of(settings: Settings) -> Sandbox:
+    network = settings.sandbox_network
     return Sandbox(
         mode=settings.sandbox_mode,
-        network=settings.sandbox_network,
+        network=network is True,
+        hosts=tuple(network) if isinstance(network, list) else (),
         writable=tuple(settings.sandbox_writable),
         # agentcli's data (the thread database, the undo snapshots) stays read-only to
         # confined commands when the workspace holds it (a workspace that is the home folder)
@@ -43,13 +45,14 @@ def sandbox_of(settings: Settings) -> Sandbox:
 
 def mode_box(settings: Settings) -> Box:
     """What the approval modes may count on in a run with these settings: a shell command
-    runs confined only with the sandbox on and the network off (the run context's sandbox
-    is made from the same settings: sandbox_of; agent/review/mode_checks.py checks it)."""
+    runs confined only with the sandbox on and the network off, no host listed either (a
+    listed host can be sent anything) (the run context's sandbox is made from the same
+    settings: sandbox_of; agent/review/mode_checks.py checks it)."""
     from agentcli.policy.approval_modes import Box
 
     sandbox = sandbox_of(settings)
     return Box(
-        confined=sandbox.confines and sandbox.network is False,
+        confined=sandbox.confines and sandbox.network is False and not sandbox.hosts,
         undo=settings.undo_snapshots,
         read_only=frozenset(settings.read_only),
     )

@@ -67,8 +67,8 @@ def test_edit_runs_a_write_and_records_the_mode_but_asks_for_one_undo_cannot_tak
 
 @pytest.mark.parametrize(
     "settings",
-    [{"sandbox_mode": "off"}, {"sandbox_network": True}],
-    ids=["sandbox off", "network on"],
+    [{"sandbox_mode": "off"}, {"sandbox_network": True}, {"sandbox_network": ["pypi.org"]}],
+    ids=["sandbox off", "network on", "hosts listed"],
 )
 def test_auto_asks_for_a_command_the_sandbox_would_not_confine(
     tmp_path: Path, settings: dict[str, Any]

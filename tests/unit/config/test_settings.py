@@ -120,6 +120,13 @@ def test_default_file_location_and_agentcli_config(
             r"\[mcp.servers.a.b\] in .*: the name may only use",
         ),
         ("[mcp]\nservers = 1\n", r"mcp.servers = 1 in .*: expected \[mcp.servers.NAME\] tables"),
+        ("[sandbox]\nnetwork = 'pypi.org'\n", r"expected true, false, or a list of hosts"),
+        ("[sandbox]\nnetwork = []\n", r"an empty list: write network = false"),
+        ("[sandbox]\nnetwork = [1]\n", r"network = \[1\] in .*: 1: not a string"),
+        ("[sandbox]\nnetwork = ['a@b.org']\n", r'"a@b.org": user names and passwords'),
+        ("[sandbox]\nnetwork = ['*']\n", r'"\*": a wildcard goes only first'),
+        ("[sandbox]\nnetwork = ['https://pypi.org']\n", r"is not a host and port"),
+        ("[sandbox]\nnetwork = ['pypi.org:0']\n", r"invalid port '0'"),
         ("[mcp.servers]\nx = 1\n", r"\[mcp.servers.x\] in .*: expected a \[mcp.servers.x\] table"),
     ],
 )
@@ -145,6 +152,13 @@ def test_a_named_config_file_must_exist(tmp_path: Path) -> None:
 def test_bad_environment_value(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://x/v1")
     assert load_settings().base_url == "http://x/v1"
+
+
+def test_network_takes_true_false_or_hosts(tmp_path: Path) -> None:
+    hosts = ["pypi.org", "*.npmjs.org", "127.0.0.1:8080"]
+    text = f"[sandbox]\nnetwork = {hosts!r}\n".replace("'", '"')
+    assert load_settings(write(tmp_path, text)).sandbox_network == hosts
+    assert load_settings(write(tmp_path, "[sandbox]\nnetwork = true\n")).sandbox_network is True
 
 
 def test_the_example_documents_every_key_and_loads() -> None:
