@@ -38,6 +38,7 @@ from agentcli.session.local_graph import LocalGraph
 from agentcli.session.open_thread import OpenThread
 from agentcli.session.review_answers import ReviewAnswers
 from agentcli.session.run_loop import RunLoop
+from agentcli.session.run_watcher import RunWatcher
 from agentcli.session.stream_events import title_of
 from agentcli.session.thread_origin import for_thread, hint_flags, recorded_server
 from agentcli.session.thread_session import ThreadSession
@@ -331,6 +332,10 @@ class Session(ThreadSession):
 
     def deny_expired(self) -> ReviewRequest | None:
         return self.answers.deny_expired()
+
+    def watch(self, watcher: RunWatcher) -> None:
+        """Let `watcher` see every run of this session (the telemetry: run_watcher.py)."""
+        self.runs.watcher = watcher
 
     # -- Ctrl-C -------------------------------------------------------------------
 

@@ -1,0 +1,136 @@
+"""A local OTLP/HTTP receiver that decodes what it is sent with the real protobuf messages
+(opentelemetry-proto's ExportTraceServiceRequest and ExportMetricsServiceRequest).
+
+    with OtlpReceiver() as otlp:
+        env |= otlp.env()  # OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:PORT
+        ... run agentcli ...
+        spans = otlp.spans()  # every span of every request, decoded
+
+Each POST to /v1/traces or /v1/metrics is kept as it came (the raw body, gzip undone when
+the client compressed it: so a test can look for a byte string in all that left), then
+parsed; a body that does not parse is an error the test sees (`bad`). It answers 200 with
+the empty protobuf response, as a collector does.
+"""
+
+from __future__ import annotations
+
+import gzip
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+KINDS = {
+    "/v1/traces": (ExportTraceServiceRequest, ExportTraceServiceResponse),
+    "/v1/metrics": (ExportMetricsServiceRequest, ExportMetricsServiceResponse),
+}
+
+
+class OtlpReceiver:
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, bytes, Any]] = []  # (path, body, decoded)
+        self.headers: list[dict[str, str]] = []
+        self.bad: list[str] = []  # what could not be decoded, and why
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> OtlpReceiver:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def env(self) -> dict[str, str]:
+        return {"OTEL_EXPORTER_OTLP_ENDPOINT": self.url}
+
+    def received(self) -> bytes:
+        """Every body that came, one after the other."""
+        with self._lock:
+            return b"".join(body for _, body, _ in self.requests)
+
+    def decoded(self, path: str) -> list[Any]:
+        with self._lock:
+            return [message for at, _, message in self.requests if at == path]
+
+    def spans(self) -> list[Any]:
+        return [
+            span
+            for request in self.decoded("/v1/traces")
+            for resource in request.resource_spans
+            for scope in resource.scope_spans
+            for span in scope.spans
+        ]
+
+    def resources(self) -> list[dict[str, Any]]:
+        return [
+            attributes(resource.resource.attributes)
+            for request in self.decoded("/v1/traces")
+            for resource in request.resource_spans
+        ]
+
+    def metrics(self) -> Iterator[Any]:
+        for request in self.decoded("/v1/metrics"):
+            for resource in request.resource_metrics:
+                for scope in resource.scope_metrics:
+                    yield from scope.metrics
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                kinds = KINDS.get(self.path)
+                with receiver._lock:
+                    receiver.headers.append(dict(self.headers))
+                    if kinds is None:
+                        receiver.bad.append(f"POST to {self.path}")
+                        receiver.requests.append((self.path, body, None))
+                    else:
+                        message = kinds[0]()
+                        try:
+                            message.ParseFromString(body)
+                        except Exception as exc:  # the test fails on it
+                            receiver.bad.append(f"{self.path}: {exc}")
+                        receiver.requests.append((self.path, body, message))
+                reply = kinds[1]().SerializeToString() if kinds else b""
+                self.send_response(200 if kinds else 404)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+        return Handler
+
+
+def value_of(any_value: Any) -> Any:
+    """An OTLP AnyValue as Python: str, int, float, bool, or a list of them."""
+    kind = any_value.WhichOneof("value")
+    if kind == "array_value":
+        return [value_of(v) for v in any_value.array_value.values]
+    return getattr(any_value, kind) if kind else None
+
+
+def attributes(pairs: Any) -> dict[str, Any]:
+    return {pair.key: value_of(pair.value) for pair in pairs}
