@@ -50,7 +50,6 @@ class Exporter:
         resource = _resource()
         self.tracer_provider: Any = None
         self.meter_provider: Any = None
-        self._live: dict[int, tuple[Span, OtelSpan]] = {}  # started, not yet ended
         self._instruments: dict[str, Any] = {}  # name: its counter's add, its histogram's record
         if traces_wanted(environ) and _exporter_on(environ, "OTEL_TRACES_EXPORTER"):
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -78,7 +77,6 @@ class Exporter:
         if self.tracer_provider is None:
             return
         otel = self._started(span)
-        self._live.pop(id(span), None)
         otel.set_attributes(_redacted(span.attributes))
         for name, at, attributes in span.events:
             otel.add_event(redact(name), _redacted(attributes), timestamp=at)
@@ -101,18 +99,18 @@ class Exporter:
         put(value, _redacted(attributes))
 
     def _started(self, span: Span) -> OtelSpan:
-        live = self._live.get(id(span))
-        if live is not None and live[0] is span:
-            return live[1]
-        parent = Context() if span.parent is None else set_span_in_context(
-            self._started(span.parent)
-        )  # a root is a new trace, whatever context the process has
-        kind = SpanKind.CLIENT if span.attributes.get("gen_ai.operation.name") == "chat" else (
-            SpanKind.INTERNAL
-        )
-        otel = self.tracer.start_span(redact(span.name), parent, kind, start_time=span.start)
-        self._live[id(span)] = (span, otel)
-        return otel
+        """The span's OpenTelemetry span, started (after its parents) when first needed:
+        at its end, or its first child's."""
+        if span.handle is None:
+            parent = Context()  # a root is a new trace, whatever context the process has
+            if span.parent is not None:
+                parent = set_span_in_context(self._started(span.parent))
+            chat = span.attributes.get("gen_ai.operation.name") == "chat"
+            kind = SpanKind.CLIENT if chat else SpanKind.INTERNAL
+            span.handle = self.tracer.start_span(
+                redact(span.name), parent, kind, start_time=span.start
+            )
+        return span.handle
 
     # -- the exit ------------------------------------------------------------------------
 

@@ -46,6 +46,7 @@ class Span:
     end: int | None = None
     error: str | None = None
     events: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+    handle: Any = None  # the exporter's span, once started (its children name it)
 
 
 class Sink(Protocol):
@@ -129,13 +130,20 @@ class RunTrace:
                 },
             )
         self.asked_at = int(asked_at * 1e9) if asked_at and kind == "answer" else None
+        if self.asked_at and not self.asked and self.root.start > self.asked_at:
+            self.root.start = self.asked_at  # the turn, as seen here, began at the question
 
     def _ended(self, status: str) -> None:
         if self.root is None:
             return
         self.root.attributes["agentcli.run.status"] = status
-        if status != "awaiting_approval":  # at a review, the turn goes on with the answer
-            self._end_root(status, time.time_ns())
+        if status == "awaiting_approval":  # at a review, the turn goes on with the answer
+            return
+        now = time.time_ns()
+        for span in self.open.values():  # stopped mid-call, or mid-answer
+            self._finish(span, now, "interrupted" if status == "interrupted" else "error")
+        self.open.clear()
+        self._end_root(status, now)
 
     def _end_root(self, status: str, now: int) -> None:
         assert self.root is not None

@@ -36,12 +36,12 @@ KINDS = {
 
 
 class OtlpReceiver:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.requests: list[tuple[str, bytes, Any]] = []  # (path, body, decoded)
         self.headers: list[dict[str, str]] = []
         self.bad: list[str] = []  # what could not be decoded, and why
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def __enter__(self) -> OtlpReceiver:
@@ -134,3 +134,20 @@ def value_of(any_value: Any) -> Any:
 
 def attributes(pairs: Any) -> dict[str, Any]:
     return {pair.key: value_of(pair.value) for pair in pairs}
+
+
+def points(receiver: OtlpReceiver, name: str) -> list[tuple[dict[str, Any], float, int]]:
+    """The data points of metric `name` as (attributes, value, count): a sum's value and 1,
+    or a histogram's sum and count."""
+    found = []
+    for metric in receiver.metrics():
+        if metric.name != name:
+            continue
+        kind = metric.WhichOneof("data")
+        for point in getattr(metric, kind).data_points:
+            if kind == "histogram":
+                found.append((attributes(point.attributes), point.sum, point.count))
+            else:
+                value = point.as_int if point.WhichOneof("value") == "as_int" else point.as_double
+                found.append((attributes(point.attributes), value, 1))
+    return found
