@@ -9,7 +9,7 @@ messages, and the resource's attributes. The SDK reads the rest of the standard 
 itself: OTEL_EXPORTER_OTLP_HEADERS, *_TIMEOUT, *_COMPRESSION, certificates, service name.
 
 Nothing registers at exit: `finish` ends the providers in a daemon thread and waits for it
-a bounded time (FLUSH_S), so an unreachable collector never holds the exit longer.
+a bounded time (attach.FLUSH_S), so an unreachable collector never holds the exit longer.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from agentcli.agent.outbound import current
 from agentcli.telemetry.otel_env import metrics_wanted, traces_wanted
 from agentcli.telemetry.run_trace import Span
 
-FLUSH_S = 2.0  # the longest the exit waits for the last spans and points to be sent
 NAME = "agentcli"
 # name: (kind, unit, description); docs/telemetry.md lists them
 INSTRUMENTS = {
@@ -114,7 +113,7 @@ class Exporter:
 
     # -- the exit ------------------------------------------------------------------------
 
-    def finish(self, seconds: float = FLUSH_S) -> bool:
+    def finish(self, seconds: float) -> bool:
         """Send what is left and stop, waiting at most `seconds`: whether it all went."""
         done = threading.Event()
 

@@ -306,7 +306,7 @@ def test_an_unreachable_collector_holds_the_exit_two_seconds_at_most(
     agent: Agent, collector: str
 ) -> None:
     """The exporter alone would wait 60 s (OTEL_EXPORTER_OTLP_TIMEOUT); the exit waits
-    for it about 2 s (otlp_export.FLUSH_S), whatever the collector does."""
+    for it about 2 s (telemetry/attach.py FLUSH_S), whatever the collector does."""
     listener = _silent_collector()
     port = listener.getsockname()[1]
     if collector == "refuses":
