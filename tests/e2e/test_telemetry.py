@@ -19,6 +19,7 @@ import pytest
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.otlp_receiver import OtlpReceiver, attributes, points
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.terminal import CHOICE, PROMPT, leave
 from tests.helpers.waiting import until
 
 HOOKS = Path(__file__).parents[1] / "helpers" / "claude_hooks"
@@ -185,6 +186,48 @@ def test_questions_a_person_answers_later_are_timed_from_the_question(
     assert set(waits) == {"edit", "feedback"} and all(n == 1 for _, n in waits.values())
     for decision, call in (("edit", "call_1"), ("feedback", "call_2")):
         assert waits[decision][0] >= (reviews[call]["end"] - parked_at) / 1e9
+
+
+def test_in_the_chat_a_turn_is_one_trace_with_the_persons_wait(
+    agent: Agent, otlp: OtlpReceiver
+) -> None:
+    agent.server.push(
+        tool_calls(("write_file", {"path": "a.txt", "content": "hello\n"})),
+        text("Wrote it."),
+        text("Bye."),
+    )
+    agent.env.update(otlp.env())
+    child = agent.spawn("chat", "write hello to a.txt")
+    child.expect(CHOICE)
+    child.sendline("a")
+    child.expect("Wrote it.")
+    child.expect(PROMPT)
+    child.sendline("thanks")
+    child.expect("Bye.")
+    leave(child)
+    found = spans(otlp)
+    turns = named(found, ROOT)
+    assert len(turns) == 2 and len({t["trace"] for t in turns}) == 2  # a trace a turn
+    first = [s for s in found if s["trace"] == turns[0]["trace"]]
+    assert sorted(s["name"] for s in first) == sorted(
+        [ROOT, "chat scripted", "review write_file", "execute_tool write_file", "chat scripted"]
+    )
+    (review,) = named(first, "review write_file")
+    assert review["agentcli.review.asked"] and review["parent"] == turns[0]["id"]
+    assert (review["agentcli.review.decision"], review["agentcli.review.who"]) == (
+        "approve",
+        "person",
+    )
+    asked_after, ran_after = (
+        named(first, "chat scripted")[0],
+        named(first, "execute_tool write_file")[0],
+    )
+    assert asked_after["end"] <= review["start"] < review["end"] <= ran_after["start"]
+    ((attrs, waited, count),) = points(otlp, "agentcli.review.wait")
+    assert count == 1 and attrs["agentcli.review.who"] == "person"
+    assert abs(waited - (review["end"] - review["start"]) / 1e9) < 0.01
+    assert totals(otlp, "agentcli.review.questions") == {(): 1}
+    assert turns[1]["agentcli.run.status"] == "done"
 
 
 def test_rules_and_hooks_are_named_as_who_decided(agent: Agent, otlp: OtlpReceiver) -> None:
