@@ -11,13 +11,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import AGENTCLI, Agent
-from tests.helpers.otlp_receiver import OtlpReceiver, attributes, points
+from tests.helpers.otlp_receiver import OtlpReceiver, attributes, points, receiving
 from tests.helpers.scripted_server import text, tool_calls
 from tests.helpers.terminal import CHOICE, PROMPT, leave
 from tests.helpers.waiting import until
@@ -28,7 +29,7 @@ ROOT = "invoke_agent agentcli"
 
 @pytest.fixture
 def otlp() -> Iterator[OtlpReceiver]:
-    with OtlpReceiver() as receiver:
+    with receiving() as receiver:
         yield receiver
 
 
@@ -284,11 +285,11 @@ def _run_importtime(agent: Agent, *args: str) -> subprocess.CompletedProcess:
 def test_nothing_is_sent_or_imported_without_an_endpoint(agent: Agent) -> None:
     """The SDK's default endpoint (localhost:4318) hears nothing when no endpoint is set,
     even with other OTEL_* variables; and OpenTelemetry is not imported."""
-    try:
-        default = OtlpReceiver(port=4318)
-    except OSError:
-        pytest.skip("the OTLP default port is taken on this machine")
-    with default:
+    with ExitStack() as stack:
+        try:
+            default = stack.enter_context(receiving(port=4318))
+        except OSError:
+            pytest.skip("the OTLP default port is taken on this machine")
         agent.server.push(tool_calls(("shell", {"command": "echo hi"})), text("done"))
         agent.env.update(OTEL_SERVICE_NAME="my-agent", OTEL_TRACES_EXPORTER="otlp")
         ran = _run_importtime(agent, "run", "--auto-approve", "go")

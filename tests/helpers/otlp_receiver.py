@@ -1,7 +1,7 @@
 """A local OTLP/HTTP receiver that decodes what it is sent with the real protobuf messages
 (opentelemetry-proto's ExportTraceServiceRequest and ExportMetricsServiceRequest).
 
-    with OtlpReceiver() as otlp:
+    with receiving() as otlp:
         env |= otlp.env()  # OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:PORT
         ... run agentcli ...
         spans = otlp.spans()  # every span of every request, decoded
@@ -17,7 +17,8 @@ from __future__ import annotations
 import gzip
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
@@ -29,32 +30,32 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from tests.helpers.tooling import local_http
+
 KINDS = {
     "/v1/traces": (ExportTraceServiceRequest, ExportTraceServiceResponse),
     "/v1/metrics": (ExportMetricsServiceRequest, ExportMetricsServiceResponse),
 }
 
 
+@contextmanager
+def receiving(port: int = 0) -> Iterator[OtlpReceiver]:
+    """A receiver on 127.0.0.1 (a free port, or `port`: OSError if it is taken)."""
+    receiver = OtlpReceiver()
+    with local_http(receiver.handler(), port=port) as httpd:
+        receiver.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+        yield receiver
+
+
 class OtlpReceiver:
-    def __init__(self, port: int = 0) -> None:
+    """What a receiver was sent (`receiving` serves it)."""
+
+    def __init__(self) -> None:
+        self.url = ""
         self.requests: list[tuple[str, bytes, Any]] = []  # (path, body, decoded)
         self.headers: list[dict[str, str]] = []
         self.bad: list[str] = []  # what could not be decoded, and why
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def __enter__(self) -> OtlpReceiver:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def env(self) -> dict[str, str]:
         return {"OTEL_EXPORTER_OTLP_ENDPOINT": self.url}
@@ -90,7 +91,7 @@ class OtlpReceiver:
                 for scope in resource.scope_metrics:
                     yield from scope.metrics
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
+    def handler(self) -> type[BaseHTTPRequestHandler]:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):

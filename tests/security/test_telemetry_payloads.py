@@ -23,7 +23,7 @@ import pytest
 
 from tests.e2e.conftest import Agent
 from tests.helpers.leaks import exposed
-from tests.helpers.otlp_receiver import OtlpReceiver, attributes
+from tests.helpers.otlp_receiver import attributes, receiving
 from tests.helpers.scripted_server import Reply, error, text, tool_calls
 
 SECRET = "dpl-Vq7Xw2Lk9Zr4Tn8Bm3Hs6Jc1"
@@ -74,7 +74,7 @@ def test_no_secret_and_no_content_leaves_by_otlp(agent: Agent, where: str, attri
         f"{SECRET}\n{base64.b64encode(SECRET.encode()).decode()}\n{HEADER_TOKEN}\n{MARK}\n"
     )
     agent.server.push(*_replies(where))
-    with OtlpReceiver() as otlp:
+    with receiving() as otlp:
         agent.env.update(
             otlp.env(),
             DEPLOY_TOKEN=SECRET,
