@@ -32,7 +32,6 @@ from agentcli.telemetry.span_facts import (
 )
 
 log = logging.getLogger(__name__)
-PEOPLE = ("person", "client")
 
 
 @dataclass
@@ -176,7 +175,7 @@ class RunTrace:
         elif name == "tools":
             self._tool_done(task, result, error, now)
         for record in records_in(result):  # whichever node decided (review, approve, tools)
-            self._decided(record, task, now)
+            self._decided(record, task, name == "approve", now)
         for interrupt in chunk.get("interrupts") or []:
             self._questions(interrupt, now)
 
@@ -252,15 +251,16 @@ class RunTrace:
             self.asked[str(request.get("id"))] = span
             self.sink.add("agentcli.review.questions", 1, {"gen_ai.tool.name": name})
 
-    def _decided(self, record: Mapping[str, Any], task: str, now: int) -> None:
+    def _decided(self, record: Mapping[str, Any], task: str, answer: bool, now: int) -> None:
+        """A decision: the answer to a question asked here, to one asked before this
+        process (an answer's run: waited since then), or a rule's, flag's or hook's."""
         facts = review_facts(record)
         span = self.asked.pop(str(record.get("call_id")), None)
-        if span is None:  # decided without asking here: by a rule, a flag, a hook...
-            start = self.task_start.get(task, now)
-            if self.asked_at and facts["agentcli.review.who"] in PEOPLE:
-                start = self.asked_at  # asked before this process: waited since then
-            span = Span(f"review {facts['gen_ai.tool.name']}", start, self.root)
-            span.attributes["agentcli.review.asked"] = bool(self.asked_at)
+        if span is None:
+            earlier = answer and self.asked_at is not None
+            start = self.asked_at if earlier else self.task_start.get(task, now)
+            span = Span(f"review {facts['gen_ai.tool.name']}", start or now, self.root)
+            span.attributes["agentcli.review.asked"] = earlier
         span.attributes.update(facts)
         short = {k: facts[k] for k in ("agentcli.review.decision", "agentcli.review.who")}
         self.sink.add("agentcli.review.decisions", 1, short)

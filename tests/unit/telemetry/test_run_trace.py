@@ -4,6 +4,7 @@ is tested against a real OTLP receiver in tests/e2e/test_telemetry.py)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from agentcli.decisions import Decide
@@ -81,3 +82,30 @@ def test_every_audit_outcome_is_one_of_the_documented_decisions() -> None:
     outcomes += ["feedback", "expired", "invalid", "refused", "marked done", "dismissed"]
     decided = {decision_of(o) for o in outcomes}
     assert decided == {"approve", "edit", "reject", "feedback", "done"}
+
+
+def test_a_flag_answering_a_question_asked_before_is_timed_from_the_question(make) -> None:
+    """`run --thread ID --auto-approve` in another process: the answer's review span
+    begins when the thread parked."""
+    first = make([call(("note", {"text": "hi"}))])
+    assert list(first.send("note hi"))[-1].status == "awaiting_approval"
+    thread = first.thread_id
+    first.store.release()
+    later = make([say("done")], policy=Policy(auto_approve=True))
+    later.open(thread)
+    sink = Recorded()
+    later.watch(RunTrace(sink, "fake"))
+    review = later.pending()
+    assert review is not None
+    decisions = later.policy_decisions(review)
+    assert decisions is not None
+    opened = time.time_ns()
+    list(later.decide(decisions))
+    (span,) = sink.named("review")
+    assert span.attributes["agentcli.review.who"] == "flag"
+    assert span.attributes["agentcli.review.asked"] is True
+    assert span.start < opened  # asked when the first session parked
+    (root,) = sink.named("invoke_agent")
+    assert root.start <= span.start
+    waited = [p for p in sink.points if p[0] == "agentcli.review.wait"]
+    assert len(waited) == 1 and waited[0][1] >= (span.end - opened) / 1e9
