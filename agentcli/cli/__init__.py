@@ -148,8 +148,11 @@ def main() -> None:
 def _flush_telemetry(code: object) -> None:
     """Send the last spans and points, if a trace was made (a bounded wait: telemetry/)."""
     attach = sys.modules.get("agentcli.telemetry.attach")  # not loaded: nothing to send
-    if attach is not None:
-        attach.finish(code if isinstance(code, int) else None)
+    said = attach.finish(code if isinstance(code, int) else None) if attach else None
+    if said:
+        from agentcli.cli.common_options import warn
+
+        warn(said)
 
 
 def _fail(

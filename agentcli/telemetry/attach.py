@@ -49,16 +49,17 @@ def watch(session: Any) -> str | None:
     return None
 
 
-def finish(exit_code: int | None = None) -> None:
-    """The process exits: end what is open, send what is left (a bounded wait)."""
+def finish(exit_code: int | None = None) -> str | None:
+    """The process exits: end what is open, send what is left (a bounded wait); a line
+    for the person when not all of it was sent."""
     global _exporter
     exporter, _exporter = _exporter, None
     if exporter is None:
-        return
+        return None
     for trace in _traces:
         trace.close(exit_code)
     _traces.clear()
-    exporter.finish()
+    return exporter.finish()
 
 
 class Starting:
@@ -92,11 +93,13 @@ class Starting:
         if (exporter := self._ready()) is not None:
             exporter.add(metric, value, attributes)
 
-    def finish(self) -> None:
+    def finish(self) -> str | None:
         """Send what is left: FLUSH_S at most, from now, whatever the collector does."""
         deadline = time.monotonic() + FLUSH_S
-        if (exporter := self._ready(FLUSH_S)) is not None:
-            exporter.finish(max(deadline - time.monotonic(), 0.1))
+        if (exporter := self._ready(FLUSH_S)) is None:
+            return None
+        said = exporter.finish(max(deadline - time.monotonic(), 0.1))
+        return str(said) if said else None
 
 
 def _once(line: str) -> str | None:

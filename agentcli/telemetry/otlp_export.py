@@ -10,6 +10,8 @@ itself: OTEL_EXPORTER_OTLP_HEADERS, *_TIMEOUT, *_COMPRESSION, certificates, serv
 
 Nothing registers at exit: `finish` ends the providers in a daemon thread and waits for it
 a bounded time (attach.FLUSH_S), so an unreachable collector never holds the exit longer.
+The SDK's own complaints (a collector that refuses, a retry) are kept from the terminal:
+`finish` says in one line that something was not sent.
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ class Exporter:
         self.tracer_provider: Any = None
         self.meter_provider: Any = None
         self._instruments: dict[str, Any] = {}  # name: its counter's add, its histogram's record
+        self.failures = _Failures()
+        sdk_log = logging.getLogger("opentelemetry")
+        sdk_log.propagate = False  # not on the person's terminal, mid-answer
+        sdk_log.addHandler(self.failures)
         if traces_wanted(environ) and _exporter_on(environ, "OTEL_TRACES_EXPORTER"):
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
@@ -113,8 +119,9 @@ class Exporter:
 
     # -- the exit ------------------------------------------------------------------------
 
-    def finish(self, seconds: float) -> bool:
-        """Send what is left and stop, waiting at most `seconds`: whether it all went."""
+    def finish(self, seconds: float) -> str | None:
+        """Send what is left and stop, waiting at most `seconds`; a line for the person
+        when not all was sent."""
         done = threading.Event()
 
         def shut() -> None:
@@ -122,13 +129,35 @@ class Exporter:
                 for provider in (self.tracer_provider, self.meter_provider):
                     if provider is not None:
                         provider.shutdown()
-            except Exception:  # the exporter's own failure: nothing to tell the person
-                logging.getLogger(__name__).debug("telemetry flush failed", exc_info=True)
+            except Exception:  # the exporter's own failure: counted below
+                self.failures.count += 1
             finally:
                 done.set()
 
         threading.Thread(target=shut, name="agentcli-telemetry-flush", daemon=True).start()
-        return done.wait(seconds)
+        if not done.wait(seconds):
+            return (
+                f"telemetry: the OpenTelemetry collector did not take the last spans and"
+                f" metrics within {seconds:.0f} s; they are dropped"
+            )
+        if self.failures.count:
+            return (
+                "telemetry: some spans or metrics could not be sent to the OpenTelemetry"
+                f" collector (the last problem: {self.failures.last})"
+            )
+        return None
+
+
+class _Failures(logging.Handler):
+    """Counts the SDK's warnings and errors (failed or retried exports), keeps the last."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count, self.last = 0, ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+        self.last = " ".join(record.getMessage().split())[:160]
 
 
 def redact(text: str) -> str:
