@@ -155,12 +155,10 @@ class RunTrace:
         self._finish(root, now, error)
 
     def _part(self, mode: str, chunk: Any) -> None:
-        if mode == "custom":
+        if mode == "custom":  # mostly the answer's tokens: only a retry is read
             retry = chunk.get("retry") if isinstance(chunk, Mapping) else None
-            model = next((s for s in self.open.values() if s.name.startswith("chat ")), None)
-            if isinstance(retry, Mapping) and model is not None:
-                said = {"error.type": str(retry.get("error", ""))[:200]}
-                model.events.append(("retry", time.time_ns(), said))
+            if isinstance(retry, Mapping):
+                self._retried(retry)
             return
         if mode != "tasks" or not isinstance(chunk, Mapping):
             return
@@ -178,6 +176,13 @@ class RunTrace:
             self._decided(record, task, name == "approve", now)
         for interrupt in chunk.get("interrupts") or []:
             self._questions(interrupt, now)
+
+    def _retried(self, retry: Mapping[str, Any]) -> None:
+        """A model request failed and is tried again: an event on its span."""
+        model = next((s for s in self.open.values() if s.name.startswith("chat ")), None)
+        if model is not None:
+            said = {"error.type": str(retry.get("error", ""))[:200]}
+            model.events.append(("retry", time.time_ns(), said))
 
     def _task_started(self, task: str, name: Any, given: Any) -> None:
         now = time.time_ns()

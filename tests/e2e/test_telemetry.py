@@ -19,7 +19,7 @@ import pytest
 
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.otlp_receiver import OtlpReceiver, attributes, points, receiving
-from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.scripted_server import error, text, tool_calls
 from tests.helpers.terminal import CHOICE, PROMPT, leave
 from tests.helpers.waiting import until
 
@@ -135,6 +135,18 @@ def test_a_run_is_one_trace_of_its_model_requests_reviews_and_tool_calls(
     assert totals(otlp, "agentcli.tool.calls", "agentcli.tool.sandbox") == {("confined",): 1}
     assert not points(otlp, "agentcli.review.questions")  # nobody was asked
     assert not points(otlp, "agentcli.review.wait")
+
+
+def test_a_retried_model_request_is_one_span_with_its_retry(
+    agent: Agent, otlp: OtlpReceiver
+) -> None:
+    agent.server.push(error(500, "overloaded", type_="server_error"), text("ok"))
+    ran = traced(agent, otlp, "run", "hi")
+    assert ran.returncode == 0, ran.stderr
+    (model,) = [span for span in otlp.spans() if span.name == "chat scripted"]
+    assert [event.name for event in model.events] == ["retry"]
+    assert attributes(model.events[0].attributes)["error.type"]
+    assert model.start_time_unix_nano < model.events[0].time_unix_nano < model.end_time_unix_nano
 
 
 def test_questions_a_person_answers_later_are_timed_from_the_question(
