@@ -28,7 +28,8 @@ PWD is not among them: bash sets it from the working directory (the workspace)."
 
 _CREDENTIAL = re.compile(
     r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|PRIVATE|SIGNATURE"
-    r"|(^|_)PASS($|_)|(^|_)PAT($|_)|_DSN$|DATABASE_URL$|_CONN(ECTION)?(_STRING)?$",
+    r"|(^|_)PASS($|_)|(^|_)PAT($|_)|_DSN$|DATABASE_URL$|_CONN(ECTION)?(_STRING)?$"
+    r"|_HEADERS$",  # OTEL_EXPORTER_OTLP_HEADERS: a collector's key, as HTTP headers
     re.IGNORECASE,
 )
 # families whose other members (AWS_REGION, OPENAI_BASE_URL) are not secret, but which a

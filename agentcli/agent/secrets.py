@@ -3,8 +3,10 @@
 `session_redactor` collects, once per session, the values to keep out of tool results,
 checkpoints, the thread index and the terminal: the model's API key (under the name it was
 read from), every credential-looking environment variable (tools.environment.is_credential),
-the password of the database URL, and the credential values of MCP server tables. The
-model's key is also "protected": no tool environment carries it, under any name.
+the password of the database URL, the credential values of MCP server tables, and the
+values of the OpenTelemetry collector's headers (OTEL_EXPORTER_OTLP_*HEADERS: an API key,
+a bearer token). The model's key is also "protected": no tool environment carries it,
+under any name.
 
 `hide_environment` makes this process non-dumpable, so that a tool process of the same
 (non-root) user cannot read agentcli's initial environment from /proc/PID/environ (nor its
@@ -17,6 +19,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import unquote
 
 from agentcli_tools.environment import is_credential, tool_environment
 from agentcli_tools.redaction import Redactor, environment_secrets
@@ -28,6 +31,10 @@ NEVER_PASS = ("AGENTCLI_*", MODEL_KEY_VARIABLE)
 """Variables no tool gets, even if env_passthrough names them."""
 
 PR_SET_DUMPABLE = 4
+# the OTLP exporter's headers (`k=v,k2=v2`, values percent-encoded): the collector's keys
+OTLP_HEADERS = tuple(
+    f"OTEL_EXPORTER_OTLP_{signal}HEADERS" for signal in ("", "TRACES_", "METRICS_", "LOGS_")
+)
 
 
 def session_redactor(settings: Settings, environ: Mapping[str, str] | None = None) -> Redactor:
@@ -43,6 +50,7 @@ def session_redactor(settings: Settings, environ: Mapping[str, str] | None = Non
         secrets.append((MODEL_KEY_VARIABLE, environ[MODEL_KEY_VARIABLE]))
         protected.append(environ[MODEL_KEY_VARIABLE])
     secrets += environment_secrets(environ)
+    secrets += otlp_header_secrets(environ)
     if settings.db:
         secrets.append(("storage.db", settings.db))
     for name, server in settings.mcp_servers.items():
@@ -52,6 +60,18 @@ def session_redactor(settings: Settings, environ: Mapping[str, str] | None = Non
         for key, value in server.get("headers", {}).items():
             secrets.append((f"mcp.servers.{name}.headers.{key}", value))
     return Redactor(secrets, protected=protected)
+
+
+def otlp_header_secrets(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Each OTLP header's value, decoded, and its last word alone ("Bearer TOKEN")."""
+    found = []
+    for name in OTLP_HEADERS:
+        for pair in environ.get(name, "").split(","):
+            _, equals, value = pair.partition("=")
+            value = unquote(value).strip()
+            if equals and value:
+                found += [(name, value), (name, value.split()[-1])]
+    return found
 
 
 def tools_environment(settings: Settings) -> dict[str, str]:

@@ -132,6 +132,7 @@ def main() -> None:
         _fail(exc, [exc.format_message()], code=exc.exit_code)
     except SystemExit as exc:
         gc_tuning.ending()
+        _flush_telemetry(exc.code)
         if exc.code in (ExitCode.INTERRUPTED, *(128 + s for s in STOP_SIGNALS)):
             # Ctrl-C or a stop signal: what is done is on disk; do not wait for a request in flight
             sys.stdout.flush()
@@ -144,6 +145,16 @@ def main() -> None:
         _fail(exc, exc.lines)
     except Exception as exc:  # a bug: still one line, unless --debug
         _fail(exc, [f"unexpected {type(exc).__name__}: {exc} (--debug shows where)"])
+
+
+def _flush_telemetry(code: object) -> None:
+    """Send the last spans and points, if a trace was made (a bounded wait: telemetry/)."""
+    attach = sys.modules.get("agentcli.telemetry.attach")  # not loaded: nothing to send
+    said = attach.finish(code if isinstance(code, int) else None) if attach else None
+    if said:
+        from agentcli.cli.common_options import warn
+
+        warn(said)
 
 
 def _fail(
@@ -162,4 +173,6 @@ def _fail(
         print(f"agentcli: error: {visible(one_line)}", file=sys.stderr)
     for text in after:
         print(visible(text), file=sys.stderr)
-    sys.exit(exit_code_for(exc) if code is None else code)
+    code = exit_code_for(exc) if code is None else code
+    _flush_telemetry(code)
+    sys.exit(code)

@@ -52,13 +52,22 @@ def open_session(
     `session.warnings` for the caller to show when it can (the chat, at its prompt)."""
     settings = common.settings()
     if common.server:
-        return open_remote(common, settings, auto_approve, approve, deny)
+        remote = open_remote(common, settings, auto_approve, approve, deny)
+        from agentcli.telemetry.attach import watch
+
+        if said := watch(remote):
+            warn(said)
+        return remote
     from agentcli.session.local import Session
     from agentcli.session.setup import flag_problems, make_policy
 
     policy = make_policy(settings, auto_approve, approve, deny)
     store = store or common.store(settings)
     session = Session(settings, store, policy, workspace=common.checked_workspace())
+    from agentcli.telemetry.attach import watch
+
+    if said := watch(session):  # the OTEL_* variables ask for a trace
+        session.warnings.append(said)
     for message in () if quiet else session.warnings:
         warn(message)
     if problems := flag_problems(session.tools, approve, deny):

@@ -40,6 +40,7 @@ from agentcli.session.local_graph import LocalGraph
 from agentcli.session.open_thread import OpenThread
 from agentcli.session.review_answers import ReviewAnswers
 from agentcli.session.run_loop import RunLoop
+from agentcli.session.run_watcher import RunWatcher
 from agentcli.session.stream_events import title_of
 from agentcli.session.thread_origin import for_thread, hint_flags, recorded_server
 from agentcli.session.thread_session import ThreadSession
@@ -356,6 +357,10 @@ class Session(ThreadSession):
             path = self.settings.config_path or default_config_path()
             add_network_host(path, network_entry(question.host, question.port))
         return desk.answer(question_id, choice)
+
+    def watch(self, watcher: RunWatcher) -> None:
+        """Let `watcher` see every run of this session (the telemetry: run_watcher.py)."""
+        self.runs.watcher = watcher
 
     # -- Ctrl-C -------------------------------------------------------------------
 

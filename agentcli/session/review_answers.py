@@ -60,9 +60,12 @@ class ReviewAnswers:
         requests = shown.value["action_requests"]
         pairs = zip(requests, decisions, strict=False)
         to_run = {r["id"] for r, d in pairs if d["type"] != "reject"}
-        before = len(self._known().values.get("audit") or [])
+        known = self._known()
+        before = len(known.values.get("audit") or [])
+        asked = parked_since(known)  # when the review was asked (a watcher times the wait)
         engine.store.update(thread_id, status=ThreadStatus.RUNNING)
-        return self._unless_refused(self.runs.drive(command), to_run, before)
+        run = self.runs.drive(command, asked.timestamp() if asked else None)
+        return self._unless_refused(run, to_run, before)
 
     def _unless_refused(
         self, events: Iterator[Event], to_run: set[str], before: int

@@ -14,10 +14,11 @@ from typing import Any
 from agentcli.agent.model.chat_model import explain
 from agentcli.audit.anchor import advance
 from agentcli.errors import AgentcliError, AnswerStopped, Interrupted
-from agentcli.events import AssistantMessage, Event, TextDelta, ToolResult
+from agentcli.events import AssistantMessage, Done, Event, TextDelta, ToolResult
 from agentcli.session.background_run import Background
 from agentcli.session.local_graph import LocalGraph
 from agentcli.session.open_thread import OpenThread
+from agentcli.session.run_watcher import RunWatcher, run_kind
 from agentcli.session.stream_events import Translator, stop_reason
 from agentcli.session.thread_origin import recorded_server
 from agentcli.session.thread_session import run_ended
@@ -25,6 +26,11 @@ from agentcli.thread_rows import ThreadStatus
 from agentcli.threads.langgraph_internals import Recall
 
 STOP_GRACE_S = 1.0  # after Ctrl-C mid-answer, how long the chat waits for the turn's end
+# the stream modes the events are made from (a watcher may add its own: run_watcher.py)
+# "values": the state after each step, so the end needs no get_state()
+# "checkpoints": the last one's values let the next run skip a walk (Recall)
+MODES = ("updates", "custom", "values", "checkpoints")
+STOPS = (Interrupted, AnswerStopped, KeyboardInterrupt, SystemExit, GeneratorExit)
 
 
 class RunLoop:
@@ -34,8 +40,30 @@ class RunLoop:
         self.engine = engine
         self.thread = thread
         self._run: Background | None = None  # the run under way, or the last one
+        self.watcher: RunWatcher | None = None  # the telemetry, when the person asked for it
 
-    def drive(self, graph_input: Any) -> Iterator[Event]:
+    def drive(self, graph_input: Any, asked_at: float | None = None) -> Iterator[Event]:
+        """The run's events; a watcher, if any, sees it start, its stream and its end
+        (`asked_at`: when the review a Command answers was asked, if known)."""
+        watcher = self.watcher
+        if watcher is None:
+            yield from self._drive(graph_input)
+            return
+        watcher.started(self.thread.thread_id, run_kind(graph_input), asked_at)
+        status = "interrupted"  # unless it ends or fails otherwise
+        try:
+            for event in self._drive(graph_input):
+                if isinstance(event, Done):
+                    status = event.status
+                yield event
+        except BaseException as exc:  # Ctrl-C, a stop signal, the reader gone: interrupted
+            if not isinstance(exc, STOPS):
+                status = "error"
+            raise
+        finally:
+            watcher.ended(status)
+
+    def _drive(self, graph_input: Any) -> Iterator[Event]:
         engine, thread_id = self.engine, self.thread.thread_id
         engine.model()
         self._record_origin()
@@ -50,21 +78,23 @@ class RunLoop:
         seen = Translator(answers.append)
         last_checkpoint: dict[str, Any] | None = None
         try:
+            watched = self.watcher.modes if self.watcher is not None else ()
             stream = graph.stream(
                 graph_input,
                 config,
                 context=context,
-                # "values": the state after each step, so the end needs no get_state()
-                # "checkpoints": the last one's values let the next run skip a walk (Recall)
-                stream_mode=["updates", "custom", "values", "checkpoints"],
+                stream_mode=[*MODES, *(m for m in watched if m not in MODES)],
                 durability="sync",  # each step is on disk before the next one starts
             )
             self._run = Background(stream, context.cancel if self.thread.soft_ctrl_c else None)
             streaming = False  # the answer's text is coming
             try:
                 for mode, chunk in self._run:
+                    self._watch(mode, chunk)
                     if mode == "checkpoints":
                         last_checkpoint = chunk
+                        continue
+                    if mode not in MODES:  # the watcher's own
                         continue
                     for event in seen.events(mode, chunk):
                         streaming = isinstance(event, TextDelta) or (
@@ -124,7 +154,8 @@ class RunLoop:
         as they come, for a moment; then the thread is idle."""
         assert self._run is not None
         for mode, chunk in self._run.rest(STOP_GRACE_S):
-            if mode != "checkpoints":
+            self._watch(mode, chunk)
+            if mode in MODES and mode != "checkpoints":
                 yield from seen.events(mode, chunk)
         engine, thread_id = self.engine, self.thread.thread_id
         if self._run.consumed:
@@ -134,6 +165,10 @@ class RunLoop:
         else:  # the server holds the stream: the node ends the turn at its next chunk
             engine.store.update(thread_id, status=ThreadStatus.IDLE, last_error=None)
         raise AnswerStopped("interrupted: the answer was stopped; what was shown is kept")
+
+    def _watch(self, mode: str, chunk: Any) -> None:
+        if self.watcher is not None and mode in self.watcher.modes:
+            self.watcher.part(mode, chunk)
 
     def stopping(self) -> bool:
         return self._run is not None and self._run.thread.is_alive()

@@ -126,6 +126,11 @@ ROWS = {
         "text: what a 2,048 window offers",
     ],
     "questions.py": ["mode ask", "mode auto"],  # --quick: the two modes the goal compares
+    "telemetry.py": [
+        f"`agentcli run hi`, {kind}: {what}"
+        for what in ("to the model's request", "to the exit", "CPU")
+        for kind in ("no endpoint", "OTEL endpoint set")
+    ],
 }
 # cells whose value is known: (label, column) -> value
 EXACT = {
@@ -151,6 +156,7 @@ GOALS = {
     "redraws.py": 0,
     "questions.py": 1,
     "window.py": 0,
+    "telemetry.py": 0,
 }
 FIGURE = re.compile(r"\d+(\.\d+)?( / \d+(\.\d+)?)*( ms| s)?")
 

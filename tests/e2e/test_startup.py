@@ -30,6 +30,7 @@ HEAVY = (
     "pygments",
     "typer.rich_utils",
     "acp",  # the ACP SDK: only `agentcli acp` loads it
+    "opentelemetry",  # only a run's session, with an OTEL endpoint set (agentcli/telemetry/)
 )
 # what the chat's session loads in the background, once the prompt is drawn
 SESSION_LIBRARIES = ("langchain_core", "langchain_openai", "langgraph", "langsmith", "openai")
@@ -101,6 +102,14 @@ def test_a_key_and_a_server_change_nothing_for_the_store_commands(tmp_path: Path
     server = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     for args in (["threads", "list"], ["config", "show"], ["--help"], ["tools"]):
         assert heavy_imports(tmp_path, *args, **server) == "[]", args
+
+
+def test_an_otel_endpoint_changes_nothing_for_the_quick_commands(tmp_path: Path) -> None:
+    """OpenTelemetry loads with a session that runs, never for help or the index."""
+    otel = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_SERVICE_NAME": "x"}
+    for args in (["--help"], ["run", "--help"], ["threads", "list"], ["config", "show"]):
+        assert heavy_imports(tmp_path, *args, **otel) == "[]", args
+    assert heavy_imports(tmp_path, "run", "hi", **otel) == "[]"  # the guide: no session
 
 
 def _python(agent: Agent, *argv: str) -> pexpect.spawn:

@@ -1,13 +1,13 @@
 """The environment agentcli runs in under test: a private home (its config and data inside),
-plain output at a known width, and nothing of the developer's model, agentcli, LangSmith or
-editor settings."""
+plain output at a known width, and nothing of the developer's model, agentcli, LangSmith,
+OpenTelemetry or editor settings."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-DROPPED = ("OPENAI_", "AGENTCLI_", "LANGSMITH_", "LANGCHAIN_", "LANGGRAPH_")
+DROPPED = ("OPENAI_", "AGENTCLI_", "LANGSMITH_", "LANGCHAIN_", "LANGGRAPH_", "OTEL_")
 
 
 def isolated_env(home: Path, **more: str) -> dict[str, str]:

@@ -90,10 +90,12 @@ def linked_workspace(tmp_path: Path) -> Path:
 def local_http(
     handler: type[BaseHTTPRequestHandler],
     wrap: Callable[[ThreadingHTTPServer], None] | None = None,
+    port: int = 0,
 ) -> Iterator[ThreadingHTTPServer]:
-    """A web server on 127.0.0.1 (a free port) answering with ``handler``, in a thread; ``wrap``
-    may change it before it serves (e.g. TLS on its socket). Stopped at the end."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    """A web server on 127.0.0.1 (a free port, or `port`) answering with ``handler``, in a
+    thread; ``wrap`` may change it before it serves (e.g. TLS on its socket). Stopped at
+    the end."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
     httpd.daemon_threads = True
     if wrap is not None:
         wrap(httpd)
