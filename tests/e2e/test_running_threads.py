@@ -19,7 +19,8 @@ from tests.helpers.waiting import until
 pytestmark = pytest.mark.backends
 
 WAIT_S = 120  # a condition's deadline: generous, for a machine at 5x its idle time
-BLOCKED = "while [ ! -e go ]; do sleep 0.05; done; echo ran >> marker"  # until the test says
+# until the test says; `started` tells it the call is under way (so saved with the thread)
+BLOCKED = "touch started; while [ ! -e go ]; do sleep 0.05; done; echo ran >> marker"
 
 
 def listed(agent: Agent) -> list[dict]:
@@ -29,10 +30,11 @@ def listed(agent: Agent) -> list[dict]:
 
 
 def blocked_run(agent: Agent) -> tuple[subprocess.Popen[str], str]:
-    """`run -y` whose shell call waits for the test's `go`, and its thread, once running."""
+    """`run -y` whose shell call waits for the test's `go`, and its thread, once the call
+    runs (not merely asked of the model: a kill then would find no call in the thread)."""
     agent.server.push(tool_calls(("shell", {"command": BLOCKED})), text("made it"))
     run = agent.start("run", "wait for go", "-y")
-    until(lambda: agent.server.requests, what="the shell call", process=run)
+    until(lambda: (agent.workspace / "started").exists(), what="the shell call", process=run)
     return run, running_thread(agent)
 
 
