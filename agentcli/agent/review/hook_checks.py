@@ -62,15 +62,32 @@ def weigh(
 ) -> Weighed:
     """The verdict on a valid call; `problem`: why arguments do not fit the tool, or None."""
     name, args = call["name"], dict(call["args"])
+    replies = _asked(ctx, call, thread)
+    said = _said(replies)
+    told = tuple(f"{hook_label(r.command)}: {r.message}" for r in replies if r.message)
+    weighed = _weighed(ctx, name, args, allowed, said, problem)
+    return replace(weighed, told=told) if told else weighed
+
+
+def hooks_said(ctx: Any, call: Mapping[str, Any], thread: str) -> Said:
+    """What the PreToolUse hooks say of the call, as one (no policy): for a plan's task
+    once its deps' results are put in (agent/plan/plan_task.py)."""
+    return _said(_asked(ctx, call, thread))
+
+
+def _asked(ctx: Any, call: Mapping[str, Any], thread: str) -> list[HookReply]:
+    """The replies of the PreToolUse hooks that select the call, in order."""
     hooks = getattr(ctx, "hooks", None)
-    replies: list[HookReply] = []
-    if hooks is not None and hooks.has("PreToolUse"):
-        fields = {
-            "tool_name": claude_name(name),
-            "tool_input": claude_input(name, args, ctx.workspace),
-            "tool_use_id": call.get("id"),
-        }
-        replies = hooks.run(
+    if hooks is None or not hooks.has("PreToolUse"):
+        return []
+    name = call["name"]
+    fields = {
+        "tool_name": claude_name(name),
+        "tool_input": claude_input(name, dict(call["args"]), ctx.workspace),
+        "tool_use_id": call.get("id"),
+    }
+    return list(
+        hooks.run(
             "PreToolUse",
             fields,
             thread=thread,
@@ -78,10 +95,7 @@ def weigh(
             mode=ctx.policy.mode,
             tool=name,
         )
-    said = _said(replies)
-    told = tuple(f"{hook_label(r.command)}: {r.message}" for r in replies if r.message)
-    weighed = _weighed(ctx, name, args, allowed, said, problem)
-    return replace(weighed, told=told) if told else weighed
+    )
 
 
 def _weighed(
@@ -89,7 +103,7 @@ def _weighed(
     name: str,
     args: dict[str, Any],
     allowed: Iterable[str],
-    said: _Said,
+    said: Said,
     problem: Callable[[dict[str, Any]], str | None],
 ) -> Weighed:
     if said.decision != "deny" and said.updated is not None:
@@ -121,7 +135,9 @@ def _weighed(
 
 
 @dataclass
-class _Said:
+class Said:
+    """The hooks' replies as one (`by`: the hook that decided, or whose update it is)."""
+
     decision: str | None = None
     by: str = ""
     reason: str = ""
@@ -129,10 +145,10 @@ class _Said:
     notes: list[str] = field(default_factory=list)
 
 
-def _said(replies: list[HookReply]) -> _Said:
+def _said(replies: list[HookReply]) -> Said:
     """The hooks' replies as one: deny beats ask (a failed hook asks) beats allow; the
     person is shown each hook's reason and each failure."""
-    out = _Said()
+    out = Said()
     rank = {"deny": 3, "ask": 2, "allow": 1}
     updates = []
     for reply in replies:
