@@ -9,19 +9,22 @@ from typing import Any
 
 from agentcli.agent.untrusted_text_fence import fence
 from agentcli.errors import HookBlocked
-from agentcli.events import HookNote
+from agentcli.events import Event, HookNote
 from agentcli.hooks.hook_set import hook_set
 from agentcli.hooks.turn_events import prompt_submitted
+from agentcli.session.stream_events import hook_decision
 
 
 def submitted(
     settings: Any, redact: Any, text: str, thread: str, workspace: Path, mode: str
-) -> tuple[str, list[HookNote]]:
+) -> tuple[str, list[Event]]:
     """The message with what the hooks added (their context, fenced: it may quote
-    anything), and their notes for the person. HookBlocked if one blocked it."""
+    anything), and their notes for the person and decisions for scripts (the events that
+    come before the run's). HookBlocked if one blocked it."""
     hooks = hook_set(settings, (settings.api_key, settings.db_url), redact)
     heard = prompt_submitted(hooks, text, thread, workspace, mode)
     if heard.blocked:
         raise HookBlocked(f"your message was not sent: {heard.blocked}")
     text += "".join(f"\n\n{fence('hook_context', said)}" for said in heard.context)
-    return text, [HookNote(said) for said in heard.notes]
+    decided = [hook_decision(record) for record in heard.decided]
+    return text, [*(HookNote(said) for said in heard.notes), *decided]

@@ -26,6 +26,7 @@ from agentcli.events import (
     CallProgress,
     Compacted,
     Event,
+    HookDecision,
     HookNote,
     Retry,
     ReviewRequest,
@@ -34,6 +35,7 @@ from agentcli.events import (
     ToolResult,
     add_usage_value,
 )
+from agentcli.hooks.decision_notes import STREAM_KEY
 from agentcli.policy.approval_modes import LABEL
 from agentcli.policy.approval_policy import Policy
 from agentcli.threads.cut_off_answer import marked_cut_off
@@ -102,6 +104,8 @@ class Translator:
                 yield compacted(chunk["compacted"])
             elif isinstance(chunk, dict) and isinstance(chunk.get("hook_note"), str):
                 yield HookNote(chunk["hook_note"])
+            elif isinstance(chunk, dict) and isinstance(chunk.get(STREAM_KEY), dict):
+                yield hook_decision(chunk[STREAM_KEY])
             return
         for node, update in chunk.items():
             if node == INTERRUPT:
@@ -161,6 +165,24 @@ def call_progress(info: dict[str, Any]) -> CallProgress:
         return value if isinstance(value, str) else ""
 
     return CallProgress(number("index"), string("name"), string("target"), number("bytes"))
+
+
+def hook_decision(record: dict[str, Any]) -> HookDecision:
+    """A hook's decision from the stream (a server's too: every field read as text)."""
+
+    def text(key: str) -> str:
+        value = record.get(key)
+        return value if isinstance(value, str) else ""
+
+    call_id, tool = record.get("call_id"), record.get("tool")
+    return HookDecision(
+        text("hook"),
+        text("event"),
+        text("decision"),
+        text("reason"),
+        call_id if isinstance(call_id, str) else None,
+        tool if isinstance(tool, str) else None,
+    )
 
 
 def compacted(info: dict[str, Any]) -> Compacted:

@@ -380,3 +380,36 @@ def test_policy_check_names_the_hooks_that_would_run_and_runs_none(
     fetch = agent.run("policy", "check", "calculator", '{"expression": "1+1"}', "--json")
     assert [h["matcher"] for h in json.loads(fetch.stdout)["hooks"]] == ["*"]
     assert not ran.exists()
+
+
+def test_run_json_names_each_hook_decision_as_the_audit_does(agent: Agent) -> None:
+    updated = {"file_path": str(agent.workspace / "a.txt"), "content": "hooked"}
+    deny, edit = decide("deny", "no shell today"), decide("allow", "", json.dumps(updated))
+    context = '[[hooks.UserPromptSubmit]]\ncommand = "echo ticket OPS-7"\n'
+    configure(agent, ("Bash", deny), ("Write", edit), more=context)
+    calls = tool_calls(
+        ("shell", {"command": "touch ran.txt"}), ("write_file", {"path": "a.txt", "content": "x"})
+    )
+    agent.server.push(calls, text("ok"))
+    out = agent.run("run", "go", "-o", "json")  # the hooks decide both
+    assert out.returncode == 0, out.stderr
+    hooks = json.loads(out.stdout)["hooks"]
+    said = {(h["event"], h["decision"], h["call_id"], h["tool"]): h for h in hooks}
+    assert set(said) == {
+        ("UserPromptSubmit", "context", None, None),
+        ("PreToolUse", "deny", "call_1", "shell"),
+        ("PreToolUse", "allow", "call_2", "write_file"),
+        ("PreToolUse", "updated_input", "call_2", "write_file"),
+    }
+    assert said["UserPromptSubmit", "context", None, None]["hook"] == "hook echo ticket OPS-7"
+    denied = said["PreToolUse", "deny", "call_1", "shell"]
+    assert denied["reason"] == "no shell today"
+    records = {r["call_id"]: r for r in audit(agent)}
+    assert records["call_1"]["by"] == denied["hook"]  # who decided: named as the audit does
+    assert records["call_2"]["by"] == said["PreToolUse", "allow", "call_2", "write_file"]["hook"]
+    assert (agent.workspace / "a.txt").read_text() == "hooked"
+    assert not (agent.workspace / "ran.txt").exists()
+    agent.server.push(calls, text("ok"))
+    lines = agent.run("run", "again", "-o", "jsonl").stdout.splitlines()
+    streamed = [e for e in map(json.loads, lines) if e["type"] == "hook_decision"]
+    assert [{k: v for k, v in e.items() if k != "type"} for e in streamed] == hooks

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentcli.agent.review.mode_checks import held
+from agentcli.hooks.decision_notes import decisions
 from agentcli.hooks.hook_set import hook_label
 from agentcli.hooks.replies import HookReply
 from agentcli.hooks.tool_names import agentcli_input, claude_input, claude_name
@@ -51,6 +52,7 @@ class Weighed:
     note: str = ""
     policy: bool = False
     told: tuple[str, ...] = ()  # what hooks said for the person, whatever was decided
+    decided: tuple[dict[str, Any], ...] = ()  # each hook's decision (decision_notes.py)
 
 
 def weigh(
@@ -66,13 +68,15 @@ def weigh(
     said = _said(replies)
     told = tuple(f"{hook_label(r.command)}: {r.message}" for r in replies if r.message)
     weighed = _weighed(ctx, name, args, allowed, said, problem)
-    return replace(weighed, told=told) if told else weighed
+    decided = tuple(decisions("PreToolUse", replies, dict(call)))
+    return replace(weighed, told=told, decided=decided)
 
 
-def hooks_said(ctx: Any, call: Mapping[str, Any], thread: str) -> Said:
-    """What the PreToolUse hooks say of the call, as one (no policy): for a plan's task
-    once its deps' results are put in (agent/plan/plan_task.py)."""
-    return _said(_asked(ctx, call, thread))
+def hooks_said(ctx: Any, call: Mapping[str, Any], thread: str) -> tuple[Said, list[dict[str, Any]]]:
+    """What the PreToolUse hooks say of the call, as one (no policy), and each hook's
+    decision: for a plan's task once its deps' results are put in (plan/plan_task.py)."""
+    replies = _asked(ctx, call, thread)
+    return _said(replies), decisions("PreToolUse", replies, dict(call))
 
 
 def _asked(ctx: Any, call: Mapping[str, Any], thread: str) -> list[HookReply]:
