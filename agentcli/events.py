@@ -131,6 +131,20 @@ class HookNote(Event):
 
 
 @dataclass
+class HookDecision(Event):
+    """What one of the person's hooks decided (hooks/decision_notes.py), named as the audit
+    names it: `hook` is "hook COMMAND"; `event`, `decision`, `reason` (the hook's words,
+    untrusted), and the call it was about (`call_id`, `tool`) where there is one."""
+
+    hook: str
+    event: str
+    decision: str
+    reason: str = ""
+    call_id: str | None = None
+    tool: str | None = None
+
+
+@dataclass
 class AnswerCutOff(Event):
     """The server cut the answer off (`length`: max_tokens or a full context; `truncated`):
     the run ends `incomplete`, and the calls it named (`dropped_calls`) did not run."""

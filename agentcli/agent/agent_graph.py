@@ -49,6 +49,7 @@ from agentcli.agent.tools_node import make_tools_node
 from agentcli.agent.untrusted_text_fence import fence
 from agentcli.audit.chain import chaining
 from agentcli.errors import Interrupted
+from agentcli.hooks.decision_notes import STREAM_KEY
 from agentcli.hooks.turn_events import stopping
 from agentcli.threads.langgraph_internals import step_checkpoint
 from agentcli.threads.stopped_answer import INTERRUPTED, was_stopped
@@ -79,6 +80,8 @@ def stop_hooks(
     heard = stopping(ctx.hooks, text, blocks, thread, ctx.workspace, ctx.policy.mode)
     for said in heard.notes:
         write({"hook_note": said})
+    for record in heard.decided:
+        write({STREAM_KEY: record})
     if heard.blocked is None:
         return None
     said = fence("hook_feedback", f"not done yet, says {heard.blocked}")

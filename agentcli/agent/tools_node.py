@@ -29,6 +29,7 @@ from agentcli.agent.toolset.sandboxing import OFF, UNCONFINED, ran_under, would_
 from agentcli.agent.untrusted_text_fence import fence
 from agentcli.audit.records import NOT_APPROVED, audit_record, egress_record
 from agentcli.decisions import PLAN_RERUN_DECISIONS, RERUN_DECISIONS
+from agentcli.hooks.decision_notes import STREAM_KEY
 from agentcli.hooks.turn_events import tool_used
 from agentcli.threads.call_journal import RunProcess
 from agentcli.threads.langgraph_internals import with_runtime
@@ -62,7 +63,9 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         journal = runtime.context.journal
         at = journal_key(call["id"], config["configurable"].get("checkpoint_ns", ""))
         cut = journal is not None and bool(journal.call_state(thread_id, at))
-        return run_task(call, plan, runtime.context, key, thread_id, run, cut)
+        return run_task(
+            call, plan, runtime.context, key, thread_id, run, cut, runtime.stream_writer
+        )
 
     def _asked_again(
         call: Any, ctx: RunContext, config: RunnableConfig, offered: Sequence[str]
@@ -166,6 +169,8 @@ def _after(result: Any, call: Any, ctx: RunContext, thread: str, write: Any) -> 
         heard = tool_used(ctx.hooks, call, message.text, ok, thread, ctx.workspace, ctx.policy.mode)
         for said in heard.notes:
             write({"hook_note": said})
+        for record in heard.decided:
+            write({STREAM_KEY: record})
         told = [f"blocked by {heard.blocked}"] if heard.blocked else []
         redact = getattr(ctx.redactor, "value", None) or (lambda text: text)
         for said in [*told, *heard.context]:

@@ -47,7 +47,8 @@ def check(
 ) -> None:
     """Print what the policy decides for one call (allow, ask or deny), the rule, flag or
     list that decided and where it came from, and for the shell each command the parser
-    found. The same flags as run apply. Exit 0 whatever the verdict; 2 on bad arguments
+    found; the PreToolUse hooks whose matcher selects the call, which a run would ask too
+    (named, never run). The same flags as run apply. Exit 0 whatever the verdict; 2 on bad arguments
     (TOOL naming no tool the session would have, too)."""
     from agentcli.session.policy_reading import explained
 
@@ -68,12 +69,16 @@ def check(
     for rule in report.get("rules") or ([report["rule"]] if "rule" in report else []):
         print(line(f"rule {rule['number']}: {_rule_text(rule)}"))
     commands = report.get("commands")
-    if commands is None:
-        return
-    print(f"commands the parser found ({len(commands)}):")
-    for found in commands:
-        via = f"  [{found['via']}]" if found["via"] else ""
-        print(line(f"  {found['decision']:<5}  {found['command']}{via}  ({found['by']})"))
+    if commands is not None:
+        print(f"commands the parser found ({len(commands)}):")
+        for found in commands:
+            via = f"  [{found['via']}]" if found["via"] else ""
+            print(line(f"  {found['decision']:<5}  {found['command']}{via}  ({found['by']})"))
+    hooks = report["hooks"]
+    if hooks:  # named, never run: a check has no side effects
+        print(f"PreToolUse hooks that would also decide it, not run by a check ({len(hooks)}):")
+        for hook in hooks:
+            print(line(f"  matcher {json.dumps(hook['matcher'])}: {hook['command']}"))
 
 
 def _from(report: dict[str, Any]) -> str:

@@ -17,7 +17,15 @@ from agentcli.cli import gc_tuning
 from agentcli.cli.common_options import OutputFormat, warn, warn_if_clipped
 from agentcli.decisions import Decision
 from agentcli.errors import AgentcliError, ExitCode, UsageError
-from agentcli.events import Done, Event, ReviewRequest, RunStatus, Start, add_usage_value
+from agentcli.events import (
+    Done,
+    Event,
+    HookDecision,
+    ReviewRequest,
+    RunStatus,
+    Start,
+    add_usage_value,
+)
 from agentcli.terminal_text import dumps, line
 from agentcli.ui import make_console
 from agentcli.ui.event_renderer import Renderer
@@ -80,6 +88,7 @@ class Scripted:
         self.reports = reports  # --output json of several runs: their objects, printed after
         self.view = Renderer(make_console(), make_console(stderr=True))
         self.usage: dict[str, int] = {}
+        self.hooks: list[dict[str, Any]] = []  # what the person's hooks decided (-o json)
         self.started = False  # the jsonl start event is out
         self.unsent = False  # a message waits for calls decided first: say so if they park
 
@@ -171,6 +180,8 @@ class Scripted:
             gc_tuning.ready()  # the run has begun: what start-up loaded is in memory
             if isinstance(event, ReviewRequest) and self.output is OutputFormat.jsonl:
                 event = replace(event, action_requests=self._digested(event.action_requests))
+            if isinstance(event, HookDecision):  # -o json lists them, as jsonl streams them
+                self.hooks.append(event.to_dict())
             if isinstance(event, Done):
                 if event.pending:  # the jsonl done event names them as review does
                     event = replace(event, pending=self._digested(event.pending))
@@ -228,6 +239,7 @@ class Scripted:
                 "final": final,
                 "pending": [_pending_row(r) for r in pending],
                 "usage": self.usage,
+                "hooks": [{k: v for k, v in h.items() if k != "type"} for h in self.hooks],
             }
             if error:
                 result["error"] = error

@@ -59,6 +59,11 @@ class HookSet:
     def has(self, event: str) -> bool:
         return bool(self.hooks.get(event))
 
+    def selecting(self, event: str, tool: str | None = None) -> list[Hook]:
+        """The hooks `run` would run for the event and `tool`, in order, without running
+        them (`policy check` names them)."""
+        return _once(h for h in self.hooks.get(event, ()) if h.selects(tool))
+
     def run(
         self,
         event: str,
@@ -70,7 +75,7 @@ class HookSet:
         tool: str | None = None,
     ) -> list[HookReply]:
         """The replies of the event's hooks that select `tool`, in order."""
-        chosen = _once(h for h in self.hooks.get(event, ()) if h.selects(tool))
+        chosen = self.selecting(event, tool)
         if not chosen:
             return []
         document = {

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcli.hooks.decision_notes import decisions
 from agentcli.hooks.hook_set import HookSet, hook_label
 from agentcli.hooks.replies import HookReply
 from agentcli.hooks.tool_names import claude_input, claude_name
@@ -34,10 +35,11 @@ class Heard:
     blocked: str | None = None
     context: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    decided: list[dict[str, Any]] = field(default_factory=list)  # decision_notes.py
 
 
-def heard(replies: list[HookReply]) -> Heard:
-    out = Heard()
+def heard(event: str, replies: list[HookReply], call: dict[str, Any] | None = None) -> Heard:
+    out = Heard(decided=decisions(event, replies, call))
     for reply in replies:
         label = hook_label(reply.command)
         if reply.failed:
@@ -59,7 +61,7 @@ def prompt_submitted(
     replies = hooks.run(
         "UserPromptSubmit", {"prompt": text}, thread=thread, workspace=workspace, mode=mode
     )
-    return heard(replies)
+    return heard("UserPromptSubmit", replies)
 
 
 def tool_used(
@@ -87,7 +89,7 @@ def tool_used(
     replies = hooks.run(
         "PostToolUse", fields, thread=thread, workspace=workspace, mode=mode, tool=name
     )
-    return heard(replies)
+    return heard("PostToolUse", replies, call)
 
 
 def stopping(
@@ -97,11 +99,12 @@ def stopping(
     if hooks is None or not hooks.has("Stop") or blocks >= MAX_STOP_BLOCKS:
         return Heard()
     fields = {"stop_hook_active": blocks > 0, "last_assistant_message": answer}
-    return heard(hooks.run("Stop", fields, thread=thread, workspace=workspace, mode=mode))
+    return heard("Stop", hooks.run("Stop", fields, thread=thread, workspace=workspace, mode=mode))
 
 
 def notified(hooks: HookSet | None, message: str, thread: str, workspace: Path) -> Heard:
     if hooks is None or not hooks.has("Notification"):
         return Heard()
     fields = {"message": message, "title": "agentcli", "notification_type": "permission_prompt"}
-    return heard(hooks.run("Notification", fields, thread=thread, workspace=workspace))
+    replies = hooks.run("Notification", fields, thread=thread, workspace=workspace)
+    return heard("Notification", replies)

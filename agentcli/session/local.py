@@ -31,13 +31,12 @@ from agentcli.agent.untrusted_text_fence import fence
 from agentcli.config import Settings, default_config_path, for_model
 from agentcli.config.network_file import add_network_host, network_entry
 from agentcli.decisions import Decision
-from agentcli.errors import ConfigError, HookBlocked, UsageError
-from agentcli.events import Compacted, Event, HookNote, ReviewRequest
-from agentcli.hooks.hook_set import hook_set
-from agentcli.hooks.turn_events import prompt_submitted
+from agentcli.errors import ConfigError, UsageError
+from agentcli.events import Compacted, Event, ReviewRequest
 from agentcli.policy.approval_policy import Policy
 from agentcli.session.local_graph import LocalGraph
 from agentcli.session.open_thread import OpenThread
+from agentcli.session.prompt_hooks import submitted
 from agentcli.session.review_answers import ReviewAnswers
 from agentcli.session.run_loop import RunLoop
 from agentcli.session.run_watcher import RunWatcher
@@ -280,21 +279,14 @@ class Session(ThreadSession):
         its index keeps no more than the thread does (agent/input_bounds.py)."""
         text = clipped(text)
         self.model()
-        heard = prompt_submitted(
-            hook_set(
-                self.settings,
-                (self.settings.api_key, self.settings.db_url),
-                getattr(self.redactor, "value", None),
-            ),
+        text, notes = submitted(
+            self.settings,
+            getattr(self.redactor, "value", None),
             text,
             self.thread_id,
             self.workspace,
             self.policy.mode,
         )
-        if heard.blocked:  # nothing is sent, nothing recorded
-            raise HookBlocked(f"your message was not sent: {heard.blocked}")
-        if heard.context:  # the person's hooks' context, fenced: it may quote anything
-            text += "".join(f"\n\n{fence('hook_context', said)}" for said in heard.context)
         if self.row is None:
             self.store.hold(self.thread_id)
             # the index is printed (threads list, show): a key typed into the message is not
@@ -321,7 +313,6 @@ class Session(ThreadSession):
         marks = {PLAN_FLAG: True} if plan else {}
         message = HumanMessage(said, additional_kwargs=marks)
         update = {"messages": [message], "invalid_turns": 0, "audit": []}
-        notes = [HookNote(said) for said in heard.notes]
         return chain(notes, self.runs.drive(update)) if notes else self.runs.drive(update)
 
     def resume(self) -> Iterator[Event]:

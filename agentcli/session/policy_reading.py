@@ -41,7 +41,19 @@ def explained(
     if problems:
         raise ConfigError(*problems)
     policy = make_policy(settings, auto_approve, approve, deny)
-    return explain(policy, tool, args, settings.rules, settings.sources, workspace)
+    report = explain(policy, tool, args, settings.rules, settings.sources, workspace)
+    return {**report, "hooks": hooks_for(settings, tool)}
+
+
+def hooks_for(settings: Settings, tool: str) -> list[dict[str, Any]]:
+    """The PreToolUse hooks a call of `tool` would be given to, in the order they would run
+    (matcher, command, timeout). Named only: a check runs nothing, so what they would say,
+    which may change the decision (agent/review/hook_checks.py), is not known here."""
+    from agentcli.hooks.hook_set import hook_set
+
+    hooks = hook_set(settings)
+    chosen = hooks.selecting("PreToolUse", tool) if hooks is not None else []
+    return [{"matcher": h.matcher, "command": h.command, "timeout": h.timeout} for h in chosen]
 
 
 def rules_in_force(settings: Settings) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from agentcli.decisions import UNCHANGED, Decision
 from agentcli.errors import AgentcliError, ThreadNotFound, UsageError
 from agentcli.events import Event, ReviewRequest
 from agentcli.policy.approval_policy import Policy
+from agentcli.session.prompt_hooks import submitted
 from agentcli.session.stream_events import (
     Translator,
     policy_decisions,
@@ -165,11 +167,18 @@ class RemoteSession(ThreadSession):
     # -- driving the graph -------------------------------------------------------
 
     def send(self, text: str, plan: bool = False) -> Iterator[Event]:
-        text = clipped(text)  # as a local session's: the server's graph would clip it too
-        if self.row is None:
-            from agentcli.agent.outbound import settings_redactor
+        from agentcli.agent.outbound import settings_redactor
 
-            title = title_of(settings_redactor(self.settings)(text))  # as a local session's
+        text = clipped(text)  # as a local session's: the server's graph would clip it too
+        redactor = settings_redactor(self.settings)
+        # the person's UserPromptSubmit hooks run here, in this directory, where their
+        # config is; the server's own config never runs them for this client
+        mode = str(self.approval["mode"])
+        text, notes = submitted(
+            self.settings, redactor.value, text, self.thread_id, Path.cwd(), mode
+        )
+        if self.row is None:
+            title = title_of(redactor(text))  # as a local session's
             self.row = self.store.create(self.thread_id, title, self.server_workspace, "")
         else:
             self.refuse_while_waiting()
@@ -177,7 +186,8 @@ class RemoteSession(ThreadSession):
         message: dict[str, Any] = {"type": "human", "content": text}
         if plan:
             message["additional_kwargs"] = {PLAN_FLAG: True}
-        return self._drive(input={"messages": [message], "invalid_turns": 0, "audit": []})
+        run = self._drive(input={"messages": [message], "invalid_turns": 0, "audit": []})
+        return chain(notes, run) if notes else run
 
     def decide(self, decisions: list[Decision]) -> Iterator[Event]:
         """Answer the review `pending` showed. Several tools tasks cut off by one crash each

@@ -27,6 +27,7 @@ from agentcli.events import (
     Compacted,
     EgressQuestion,
     Event,
+    HookDecision,
     HookNote,
     Retry,
     ReviewRequest,
@@ -35,6 +36,7 @@ from agentcli.events import (
     ToolResult,
     add_usage_value,
 )
+from agentcli.hooks.decision_notes import STREAM_KEY
 from agentcli.policy.approval_modes import LABEL
 from agentcli.policy.approval_policy import Policy
 from agentcli.threads.cut_off_answer import marked_cut_off
@@ -106,6 +108,8 @@ class Translator:
             elif isinstance(chunk, dict) and isinstance(chunk.get("egress_question"), dict):
                 if (asked := egress_question(chunk["egress_question"])) is not None:
                     yield asked
+            elif isinstance(chunk, dict) and isinstance(chunk.get(STREAM_KEY), dict):
+                yield hook_decision(chunk[STREAM_KEY])
             return
         for node, update in chunk.items():
             if node == INTERRUPT:
@@ -176,6 +180,24 @@ def egress_question(info: dict[str, Any]) -> EgressQuestion | None:
     if not isinstance(host, str) or not isinstance(port, int) or isinstance(port, bool):
         return None
     return EgressQuestion(call, qid, how, host, port)
+
+
+def hook_decision(record: dict[str, Any]) -> HookDecision:
+    """A hook's decision from the stream (a server's too: every field read as text)."""
+
+    def text(key: str) -> str:
+        value = record.get(key)
+        return value if isinstance(value, str) else ""
+
+    call_id, tool = record.get("call_id"), record.get("tool")
+    return HookDecision(
+        text("hook"),
+        text("event"),
+        text("decision"),
+        text("reason"),
+        call_id if isinstance(call_id, str) else None,
+        tool if isinstance(tool, str) else None,
+    )
 
 
 def compacted(info: dict[str, Any]) -> Compacted:

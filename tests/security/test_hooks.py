@@ -313,3 +313,103 @@ def test_a_plans_tasks_pass_the_hooks_too(agent: Agent) -> None:
     assert not (agent.workspace / "ran.txt").exists()
     assert (agent.workspace / "kept.txt").read_text() == "k"
     assert any(r["who"] == "hook" and r["decision"] == "denied" for r in audit(agent))
+
+
+# a hook that keeps every payload it is given and answers by what the command holds
+WATCHER = (
+    "import json,sys; e=json.load(sys.stdin); open(sys.argv[1],'a').write(json.dumps(e)+'\\n');"
+    " c=e['tool_input'].get('command','');"
+    " d='{decision}' if c.startswith('touch') and 'danger' in c else 'allow';"
+    " print(json.dumps({{'hookSpecificOutput': {{'permissionDecision': d,"
+    " 'permissionDecisionReason': 'not that file'}}}}))"
+)
+
+
+@pytest.mark.parametrize(
+    ("decision", "result"), [("deny", "danger"), ("ask", "danger"), ("deny", "fine")]
+)
+def test_a_plan_task_is_hooked_with_its_deps_results_put_in(
+    agent: Agent, tmp_path: Path, decision: str, result: str
+) -> None:
+    log = tmp_path / "hook-saw.jsonl"
+    code = WATCHER.format(decision=decision)
+    configure(agent, ("Bash", f"{shlex.quote(sys.executable)} -c {shlex.quote(code)} {log}"))
+    tasks = [
+        {"id": 1, "tool": "shell", "args": {"command": f"printf {result}.txt"}, "deps": []},
+        {"id": 2, "tool": "shell", "args": {"command": "touch $1"}, "deps": [1]},
+    ]
+    agent.server.push(tool_calls(("plan", {"tasks": tasks})), text("done"))
+    done = agent.run("run", "--plan", "make the file", "-y", "-o", "json")
+    assert done.returncode == 0, done.stderr
+    seen = [json.loads(line)["tool_input"]["command"] for line in log.read_text().splitlines()]
+    # at the review the hook saw the template; once task 1 ran, what task 2 runs
+    assert "touch $1" in seen and f"touch {result}.txt" in seen
+    made = (agent.workspace / f"{result}.txt").exists()
+    records = [r for r in audit(agent) if r["call_id"].endswith(".2")]
+    if result == "fine":  # the hook allows it: it runs, so the test can tell
+        assert made
+        return
+    assert not made
+    [hooked] = [r for r in records if r["who"] == "hook"]
+    assert hooked["decision"] == ("denied" if decision == "deny" else "refused")
+    assert hooked["args"] == {"command": "touch $1"}  # the plan; and what it would have run:
+    assert "touch danger.txt" in json.dumps(hooked["diff"])
+    said = told(agent)  # the plan's one result, as the model reads it
+    assert ("not that file" if decision == "deny" else "asks a person") in said
+
+
+def test_policy_check_names_the_hooks_that_would_run_and_runs_none(
+    agent: Agent, tmp_path: Path
+) -> None:
+    ran = tmp_path / "ran.txt"
+    touch = f"touch {ran}; exit 2"  # would deny, and leave a file, if it ran
+    configure(agent, ("Bash", touch), ("Write|Edit", f"{touch} # files"), ("*", f"{touch} # all"))
+    checked = agent.run("policy", "check", "shell", '{"command": "ls"}', "--json")
+    assert checked.returncode == 0, checked.stderr
+    report = json.loads(checked.stdout)
+    assert [(h["matcher"], h["command"]) for h in report["hooks"]] == [
+        ("Bash", touch),
+        ("*", f"{touch} # all"),
+    ]
+    assert report["decision"] == "ask"  # the policy's own verdict: no hook was asked
+    shown = agent.run("policy", "check", "write_file", '{"path": "a", "content": "b"}')
+    assert shown.returncode == 0, shown.stderr
+    assert "not run by a check (2)" in shown.stdout
+    assert f'matcher "Write|Edit": {touch} # files' in shown.stdout
+    assert 'matcher "Bash"' not in shown.stdout
+    fetch = agent.run("policy", "check", "calculator", '{"expression": "1+1"}', "--json")
+    assert [h["matcher"] for h in json.loads(fetch.stdout)["hooks"]] == ["*"]
+    assert not ran.exists()
+
+
+def test_run_json_names_each_hook_decision_as_the_audit_does(agent: Agent) -> None:
+    updated = {"file_path": str(agent.workspace / "a.txt"), "content": "hooked"}
+    deny, edit = decide("deny", "no shell today"), decide("allow", "", json.dumps(updated))
+    context = '[[hooks.UserPromptSubmit]]\ncommand = "echo ticket OPS-7"\n'
+    configure(agent, ("Bash", deny), ("Write", edit), more=context)
+    calls = tool_calls(
+        ("shell", {"command": "touch ran.txt"}), ("write_file", {"path": "a.txt", "content": "x"})
+    )
+    agent.server.push(calls, text("ok"))
+    out = agent.run("run", "go", "-o", "json")  # the hooks decide both
+    assert out.returncode == 0, out.stderr
+    hooks = json.loads(out.stdout)["hooks"]
+    said = {(h["event"], h["decision"], h["call_id"], h["tool"]): h for h in hooks}
+    assert set(said) == {
+        ("UserPromptSubmit", "context", None, None),
+        ("PreToolUse", "deny", "call_1", "shell"),
+        ("PreToolUse", "allow", "call_2", "write_file"),
+        ("PreToolUse", "updated_input", "call_2", "write_file"),
+    }
+    assert said["UserPromptSubmit", "context", None, None]["hook"] == "hook echo ticket OPS-7"
+    denied = said["PreToolUse", "deny", "call_1", "shell"]
+    assert denied["reason"] == "no shell today"
+    records = {r["call_id"]: r for r in audit(agent)}
+    assert records["call_1"]["by"] == denied["hook"]  # who decided: named as the audit does
+    assert records["call_2"]["by"] == said["PreToolUse", "allow", "call_2", "write_file"]["hook"]
+    assert (agent.workspace / "a.txt").read_text() == "hooked"
+    assert not (agent.workspace / "ran.txt").exists()
+    agent.server.push(calls, text("ok"))
+    lines = agent.run("run", "again", "-o", "jsonl").stdout.splitlines()
+    streamed = [e for e in map(json.loads, lines) if e["type"] == "hook_decision"]
+    assert [{k: v for k, v in e.items() if k != "type"} for e in streamed] == hooks

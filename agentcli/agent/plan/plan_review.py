@@ -44,6 +44,7 @@ from agentcli.agent.review.precheck import precondition
 from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.toolset.sandboxing import unconfined_rule, would_confine
 from agentcli.events import PLAN
+from agentcli.hooks.decision_notes import STREAM_KEY
 from agentcli.threads.store_key import key_of
 from agentcli.undo.around_calls import review_note
 
@@ -96,6 +97,8 @@ def make_plan_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two node halve
             # the person's PreToolUse hooks too (hook_checks.py); a task keeps its planned
             # arguments: a hook's updatedInput denies it (the person reviewed the plan)
             verdict = weigh(ctx, task_call, allowed, thread, _as_planned)
+            for record in verdict.decided:  # what each hook decided, for scripts
+                runtime.stream_writer({STREAM_KEY: record})
             if verdict.decision == "allow":
                 rule = (
                     unconfined_rule(ctx.policy.rules, task.tool, task.args)

@@ -6,9 +6,11 @@ Its sealed `plan` part holds its deps' results (`given`).
 
 Its arguments get those results (substitution.py). When that changes them the policy
 looks again: a deny rule refuses the task, and a task a rule allowed (not a person) runs
-only if a rule still allows it. The call then runs as any call does (the journal, undo's
-snapshots, the sandbox) and its tool message becomes its sealed entry in `plan_results`:
-it answers no call of the model's; the agent node joins them (plan_run.py).
+only if a rule still allows it; then the person's PreToolUse hooks are shown what it will
+run, and their deny or ask refuses it (hook_checks.py). The call then runs as any call
+does (the journal, undo's snapshots, the sandbox) and its tool message becomes its sealed
+entry in `plan_results`: it answers no call of the model's; the agent node joins them
+(plan_run.py).
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ from langchain_core.messages import ToolMessage
 
 from agentcli.agent.plan.result_targets import moved
 from agentcli.agent.plan.substitution import substitute
+from agentcli.agent.review.hook_checks import HOOK, hooks_said
 from agentcli.agent.review.mode_checks import held
 from agentcli.audit.records import PEOPLE, audit_record
+from agentcli.hooks.decision_notes import STREAM_KEY
+from agentcli.hooks.tool_names import agentcli_input
 from agentcli.threads.store_key import ApprovalKey
 
 DONE, FAILED, SKIPPED, REFUSED = "done", "failed", "skipped", "refused"
@@ -42,12 +47,14 @@ def run_task(
     thread_id: str,
     run: Callable[[dict[str, Any]], Any],
     cut_off: bool = False,
+    write: Callable[[dict[str, Any]], None] = lambda part: None,
 ) -> dict[str, Any]:
     """The update of one plan task: its entry in `plan_results`, and audit records.
     `run` runs the call (the journal asks about it if a crash cut it off); `cut_off`: the
-    journal saw it start before a crash (the person decides what becomes of it)."""
+    journal saw it start before a crash (the person decides what becomes of it); `write`:
+    the run's stream, where each hook's decision on the filled-in arguments goes."""
     audit: list[dict[str, Any]] = []
-    entry, update = _task(call, plan, ctx, run, audit, cut_off)
+    entry, update = _task(call, plan, ctx, run, audit, cut_off, (thread_id, write))
     entry["seal"] = key.seal(*result_parts(thread_id, plan["run"], call["id"], entry))
     pending = [*audit, *(update.get("audit_pending") or [])]
     return {**update, "plan_results": {call["id"]: entry}, "audit_pending": pending}
@@ -60,6 +67,7 @@ def _task(
     run: Callable[[dict[str, Any]], Any],
     audit: list[dict[str, Any]],
     cut_off: bool,
+    hooked: tuple[str, Callable[[dict[str, Any]], None]],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     values = {int(n): str(v) for n, v in (plan.get("given") or {}).items()}
     args = substitute(call["name"], call["args"], values)
@@ -68,7 +76,9 @@ def _task(
         # died: now the person is asked about it (run() asks), whatever this one's policy
         refusal = None if cut_off else moved(call["name"], call["args"], args, set(values), values)
         if refusal is None and not cut_off:
-            refusal = _refused(call, args, plan, ctx, audit)
+            refusal = _refused(call, args, plan, ctx, audit) or _hooks_refuse(
+                call, args, ctx, audit, hooked
+            )
         elif refusal is not None:
             audit.append(audit_record(call, "refused", "agentcli", refusal, ran_args=args))
         if refusal:
@@ -116,6 +126,37 @@ def _refused(
     else:
         return None
     audit.append(audit_record(call, "refused", "agentcli", why, ran_args=args))
+    return f"{why}; a person must review it (call plan again)"
+
+
+def _hooks_refuse(
+    call: Mapping[str, Any],
+    args: dict[str, Any],
+    ctx: Any,
+    audit: list,
+    hooked: tuple[str, Callable[[dict[str, Any]], None]],
+) -> str | None:
+    """Why the person's PreToolUse hooks keep the task, shown what it will run now that its
+    deps' results are in (at the plan's review they saw `$N`), or None. Nobody is there to
+    ask mid-plan: a hook's ask, a failed hook, or arguments a hook would change refuse it."""
+    thread_id, write = hooked  # `write`: the stream, for each hook's decision
+    said, decided = hooks_said(ctx, {**call, "args": args}, thread_id)
+    for record in decided:
+        write({STREAM_KEY: record})
+    if said.decision == "deny":
+        audit.append(audit_record(call, "denied", HOOK, said.by, ran_args=args))
+        why = f": {said.reason}" if said.reason else ""
+        return f"denied by {said.by} once its deps' results were put in{why}"
+    if said.decision == "ask":
+        why = f"with its deps' results put in, {said.by} asks a person"
+    elif (
+        said.updated is not None
+        and agentcli_input(call["name"], said.updated, args, ctx.workspace) != args
+    ):
+        why = f"with its deps' results put in, {said.by} changes its arguments"
+    else:
+        return None
+    audit.append(audit_record(call, "refused", HOOK, said.by, ran_args=args))
     return f"{why}; a person must review it (call plan again)"
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentcli.agent.review.mode_checks import held
+from agentcli.hooks.decision_notes import decisions
 from agentcli.hooks.hook_set import hook_label
 from agentcli.hooks.replies import HookReply
 from agentcli.hooks.tool_names import agentcli_input, claude_input, claude_name
@@ -51,6 +52,7 @@ class Weighed:
     note: str = ""
     policy: bool = False
     told: tuple[str, ...] = ()  # what hooks said for the person, whatever was decided
+    decided: tuple[dict[str, Any], ...] = ()  # each hook's decision (decision_notes.py)
 
 
 def weigh(
@@ -62,15 +64,34 @@ def weigh(
 ) -> Weighed:
     """The verdict on a valid call; `problem`: why arguments do not fit the tool, or None."""
     name, args = call["name"], dict(call["args"])
+    replies = _asked(ctx, call, thread)
+    said = _said(replies)
+    told = tuple(f"{hook_label(r.command)}: {r.message}" for r in replies if r.message)
+    weighed = _weighed(ctx, name, args, allowed, said, problem)
+    decided = tuple(decisions("PreToolUse", replies, dict(call)))
+    return replace(weighed, told=told, decided=decided)
+
+
+def hooks_said(ctx: Any, call: Mapping[str, Any], thread: str) -> tuple[Said, list[dict[str, Any]]]:
+    """What the PreToolUse hooks say of the call, as one (no policy), and each hook's
+    decision: for a plan's task once its deps' results are put in (plan/plan_task.py)."""
+    replies = _asked(ctx, call, thread)
+    return _said(replies), decisions("PreToolUse", replies, dict(call))
+
+
+def _asked(ctx: Any, call: Mapping[str, Any], thread: str) -> list[HookReply]:
+    """The replies of the PreToolUse hooks that select the call, in order."""
     hooks = getattr(ctx, "hooks", None)
-    replies: list[HookReply] = []
-    if hooks is not None and hooks.has("PreToolUse"):
-        fields = {
-            "tool_name": claude_name(name),
-            "tool_input": claude_input(name, args, ctx.workspace),
-            "tool_use_id": call.get("id"),
-        }
-        replies = hooks.run(
+    if hooks is None or not hooks.has("PreToolUse"):
+        return []
+    name = call["name"]
+    fields = {
+        "tool_name": claude_name(name),
+        "tool_input": claude_input(name, dict(call["args"]), ctx.workspace),
+        "tool_use_id": call.get("id"),
+    }
+    return list(
+        hooks.run(
             "PreToolUse",
             fields,
             thread=thread,
@@ -78,10 +99,7 @@ def weigh(
             mode=ctx.policy.mode,
             tool=name,
         )
-    said = _said(replies)
-    told = tuple(f"{hook_label(r.command)}: {r.message}" for r in replies if r.message)
-    weighed = _weighed(ctx, name, args, allowed, said, problem)
-    return replace(weighed, told=told) if told else weighed
+    )
 
 
 def _weighed(
@@ -89,7 +107,7 @@ def _weighed(
     name: str,
     args: dict[str, Any],
     allowed: Iterable[str],
-    said: _Said,
+    said: Said,
     problem: Callable[[dict[str, Any]], str | None],
 ) -> Weighed:
     if said.decision != "deny" and said.updated is not None:
@@ -121,7 +139,9 @@ def _weighed(
 
 
 @dataclass
-class _Said:
+class Said:
+    """The hooks' replies as one (`by`: the hook that decided, or whose update it is)."""
+
     decision: str | None = None
     by: str = ""
     reason: str = ""
@@ -129,10 +149,10 @@ class _Said:
     notes: list[str] = field(default_factory=list)
 
 
-def _said(replies: list[HookReply]) -> _Said:
+def _said(replies: list[HookReply]) -> Said:
     """The hooks' replies as one: deny beats ask (a failed hook asks) beats allow; the
     person is shown each hook's reason and each failure."""
-    out = _Said()
+    out = Said()
     rank = {"deny": 3, "ask": 2, "allow": 1}
     updates = []
     for reply in replies:

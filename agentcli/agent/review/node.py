@@ -37,6 +37,7 @@ from agentcli.agent.review.precheck import precondition
 from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.toolset.sandboxing import UNCONFINED, unconfined_rule, would_confine
 from agentcli.audit.records import ALTERED_BY, PEOPLE, audit_record, decider, refusal_kind
+from agentcli.hooks.decision_notes import STREAM_KEY
 from agentcli.policy.thread_rules import scoped_entry
 from agentcli.threads.langgraph_internals import step_checkpoint
 from agentcli.threads.store_key import key_of
@@ -148,6 +149,8 @@ def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 
             verdict = weigh(ctx, call, allowed, thread, unfit)
             for said in verdict.told:  # a hook's words for the person: shown as marks
                 runtime.stream_writer({"hook_note": said})
+            for record in verdict.decided:  # and what each decided, for scripts
+                runtime.stream_writer({STREAM_KEY: record})
             ran = None if verdict.args == call["args"] else verdict.args
             if ran is not None:  # a hook's updatedInput: what runs, and what the model sees
                 changed[call["id"]] = verdict.args
