@@ -376,6 +376,11 @@ def _settled(url: str, thread_id: str, status: str) -> str:
         raise NeverHappened(f"{never} (seen: {', '.join(dict.fromkeys(seen))})") from None
 
 
+# opt-in (`bash .ci/slow`): it must crash langgraph dev after its 10-second write to disk has
+# caught the model's answer, and on a loaded machine (eight workers on two cores) that write
+# went missing for two minutes in 3 of 4 whole-suite runs (2026-11-28), though the server's
+# writer thread was alive and the answer was there at its exit
+@pytest.mark.slow
 def test_a_call_cut_off_by_a_server_crash_is_asked_about_at_once_and_can_be_marked_done(
     tmp_path: Path,
 ) -> None:
