@@ -173,12 +173,20 @@ def test_for_the_thread_lasts_with_the_thread_and_nowhere_else(
         elsewhere = run_shell(agent, fetch(index, "four")[1]["command"])  # a new thread
         assert "four 403" in elsewhere[0] and "not in [sandbox] network" in elsewhere[0]
         assert other.paths == []
-    assert index.paths == ["/one", "/two"]
+    agent.server.push(tool_calls(fetch(index, "five")), text("fetched again"))
+    child = agent.spawn("resume", thread, "--approve", "shell")  # a resumed chat: not asked
+    child.expect(PROMPT)
+    child.sendline("once more")
+    child.expect("fetched again")
+    leave(child)
+    assert "five 404" in results(agent)[-1]
+    assert index.paths == ["/one", "/two", "/five"]
     earlier = "egress proxy: allowed by this thread's allowance (the person's answer earlier)"
     refused = ("refused", "agentcli", "egress proxy: not in [sandbox] network")
     assert sorted(network(agent)) == sorted(
         [
             ("allowed", "person", "egress proxy: allowed for this thread by the person"),
+            ("allowed", "person", earlier),
             ("allowed", "person", earlier),
             refused,
             refused,
