@@ -46,7 +46,7 @@ CHUNK = 65_536
 PRIVATE = "list the address itself, or set [tools] allow_private_urls = true"
 NOT_LISTED = "not in [sandbox] network"
 # (how, host, port, gone) -> the answer for a host and port not listed
-Ask = Callable[[str, str, int, Callable[[], bool]], Answer]
+Ask = Callable[[str, str, int, Callable[[], bool]], Answer | None]  # None: no one asked
 
 
 @dataclass(frozen=True)
@@ -253,6 +253,8 @@ class EgressProxy:
                 answer = self._ask(how, target.host, target.port, self._gone)
             except Exception as exc:  # noqa: BLE001 - a question not put is a refusal
                 return Answer(False, f"{NOT_LISTED}; the question failed: {exc}", "agentcli", False)
+            if answer is None:  # no one to ask, and no earlier allowance
+                return Answer(False, NOT_LISTED, "agentcli", False)
             if not answer.allowed and answer.who == "person":
                 self._refused.add(key)
         return answer

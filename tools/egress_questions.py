@@ -3,22 +3,25 @@
 A confined command's request to a host and port that ``[sandbox] network`` does not list is
 a question for the person when a front end answers such questions (the chat): allow it
 once (this one connection), allow it for the thread (every later connection of this
-thread's commands to that host and port, while this session runs: a resumed chat asks
-again), or add it to the config (written by the application to the person's config file,
-and allowed from then on in this session too). A refusal, and a question no one answered
-before the command ended (it finished, timed out or was stopped), refuse the connection.
+thread's commands to that exact host and port: the application keeps the allowance, sealed,
+in the thread's state, and gives it back with ``allow_thread`` when a later run of the
+thread starts, a resumed chat or `run --thread`), or add it to the config (written by the
+application to the person's config file, and allowed from then on in this session too). A
+refusal, and a question no one answered before the command ended (it finished, timed out or
+was stopped), refuse the connection.
 
 ``EgressQuestions`` is the session's desk: it keeps the questions waiting and the hosts
 allowed; ``for_thread`` gives the view a run's tools get (``ToolContext.egress_ask``). The
 proxy's connection thread calls ``decide``, which blocks until the answer comes (through
-``answer``, from the application's session) or the command no longer waits.
+``answer``, from the application's session) or the command no longer waits. A view for a
+run no one answers for (``asks`` false: `run`) only reports the earlier allowances.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 ONCE, THREAD, CONFIG, REFUSE = "once", "thread", "config", "refuse"
@@ -32,7 +35,10 @@ SAID = {
     CONFIG: "added to [sandbox] network by the person",
     REFUSE: "refused by the person",
 }
-EARLIER = {THREAD: "allowed for this thread by the person earlier", CONFIG: SAID[CONFIG]}
+EARLIER = {
+    THREAD: "allowed by this thread's allowance (the person's answer earlier)",
+    CONFIG: SAID[CONFIG],
+}
 UNANSWERED = "the person did not answer before the command ended"
 
 
@@ -78,8 +84,13 @@ class EgressQuestions:
         self._threads: dict[str, set[tuple[str, int]]] = {}
         self._everywhere: set[tuple[str, int]] = set()
 
-    def for_thread(self, thread_id: str) -> ThreadQuestions:
-        return ThreadQuestions(self, thread_id)
+    def for_thread(self, thread_id: str, asks: bool = True) -> ThreadQuestions:
+        return ThreadQuestions(self, thread_id, asks)
+
+    def allow_thread(self, thread_id: str, targets: Iterable[tuple[str, int]]) -> None:
+        """Hosts and ports an earlier answer allowed for this thread (kept with it)."""
+        with self._lock:
+            self._threads.setdefault(thread_id, set()).update(targets)
 
     def waiting(self, question_id: str) -> Question | None:
         """The question, while it still waits for its answer."""
@@ -148,6 +159,7 @@ class ThreadQuestions:
 
     desk: EgressQuestions
     thread_id: str
+    asks: bool = True  # false: no one answers (`run`), only earlier allowances count
 
     def decide(
         self,
@@ -157,10 +169,12 @@ class ThreadQuestions:
         port: int,
         tell: Callable[[Question], None],
         gone: Callable[[], bool],
-    ) -> Answer:
+    ) -> Answer | None:
         """An earlier answer's allowance for ``host`` and ``port``, else the person's answer
-        to a new question (blocks until it comes or ``gone()``)."""
+        to a new question (blocks until it comes or ``gone()``); None: no one is asked."""
         if earlier := self.desk.earlier(self.thread_id, host, port):
             return earlier
+        if not self.asks:
+            return None
         question = Question(self.desk.next_id(), call_id, how, host, port)
         return self.desk.ask(self.thread_id, question, tell, gone)

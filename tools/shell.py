@@ -100,7 +100,7 @@ def _proxy(
         def tell(question: Question) -> None:
             here.run(runtime.stream_writer, {"egress_question": asdict(question)})
 
-        def ask(how: str, host: str, port: int, gone: Callable[[], bool]) -> Answer:
+        def ask(how: str, host: str, port: int, gone: Callable[[], bool]) -> Answer | None:
             return asking.decide(str(runtime.tool_call_id), how, host, port, tell, gone)
 
     proxy = EgressProxy(process.listener, hosts, context.allow_private_urls, told, ask)

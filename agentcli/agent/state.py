@@ -52,6 +52,9 @@ class AgentState(TypedDict, total=False):
     ]
     allowed_tools: Annotated[list[str], _union]  # tools the person allowed with `A`
     allowed_seals: Annotated[list[str], _union]  # their seals: a name without one does not count
+    # hosts and ports the person allowed for this thread at an egress question (sealed
+    # too: agent/review/approval_seals.py host_entry)
+    allowed_hosts: Annotated[list[str], _union]
     invalid_turns: int  # consecutive model turns with an invalid call
     audit: Annotated[  # one record per decided call
         list[dict[str, Any]], DeltaChannel(_extend, snapshot_frequency=SNAPSHOT_EVERY // 4)

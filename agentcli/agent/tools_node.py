@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from agentcli_tools.egress_questions import SAID, THREAD
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -22,7 +23,13 @@ from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
 from agentcli.agent.plan.plan_task import run_task
-from agentcli.agent.review.approval_seals import call_sealed, step_of, thread_of
+from agentcli.agent.review.approval_seals import (
+    call_sealed,
+    host_entry,
+    seal_host,
+    step_of,
+    thread_of,
+)
 from agentcli.agent.review.cut_off_calls import ask_again, journal_key, settle
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import OFF, UNCONFINED, ran_under, would_confine
@@ -34,6 +41,8 @@ from agentcli.hooks.turn_events import tool_used
 from agentcli.threads.call_journal import RunProcess
 from agentcli.threads.langgraph_internals import with_runtime
 from agentcli.threads.store_key import key_of
+
+CHOSEN = SAID[THREAD]  # the egress proxy's why for a connection the person allowed so
 
 
 def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph node
@@ -111,6 +120,7 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         if egress and isinstance(result, dict):
             records = [egress_record(call, decision) for decision in egress]
             result = {**result, "audit_pending": [*result.get("audit_pending", []), *records]}
+            result = {**result, **_thread_hosts(key_of(ctx), thread_id, egress)}
         _after(result, call, ctx, thread_id, runtime.stream_writer)  # PostToolUse hooks
         if undo:
             _note(result, undo)
@@ -121,6 +131,21 @@ def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph no
         return {**result, **decided} if decided and isinstance(result, dict) else result
 
     return tools_node
+
+
+def _thread_hosts(key: Any, thread_id: str, egress: list[Any]) -> dict[str, Any]:
+    """The hosts the person allowed for this thread in this command (their answer THREAD
+    to the egress proxy's question, told in-process: no tool output or model text makes
+    one), sealed for the thread's state, so later runs of the thread let them through."""
+    chosen = {
+        (d.host, d.port) for d in egress if d.allowed and d.who == "person" and d.why == CHOSEN
+    }
+    if not chosen:
+        return {}
+    return {
+        "allowed_hosts": [host_entry(host, port) for host, port in sorted(chosen)],
+        "allowed_seals": [seal_host(key, thread_id, host, port) for host, port in sorted(chosen)],
+    }
 
 
 def _pending(update: dict[str, Any]) -> dict[str, Any]:

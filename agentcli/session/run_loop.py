@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentcli.agent.model.chat_model import explain
+from agentcli.agent.review.approval_seals import allowed_hosts
 from agentcli.audit.anchor import advance
 from agentcli.errors import AgentcliError, AnswerStopped, Interrupted
 from agentcli.events import AssistantMessage, Done, Event, TextDelta, ToolResult
@@ -71,8 +72,10 @@ class RunLoop:
         graph, config = engine.graph, engine.config(thread_id)
         context = engine.context(self.thread.workspace)
         context.cancel = threading.Event()
-        if self.thread.asks_egress:  # the chat: a host not listed is a question
-            context.egress_ask = engine.egress.for_thread(thread_id)
+        # the hosts the person allowed for this thread earlier (sealed in its state) pass;
+        # another host not listed is a question in the chat, refused elsewhere
+        engine.egress.allow_thread(thread_id, self._thread_hosts())
+        context.egress_ask = engine.egress.for_thread(thread_id, self.thread.asks_egress)
         engine.forget(thread_id)  # until this run has ended cleanly: read the state if asked
         answers: list[str] = []  # indexed for search when the run ends (see _record)
         seen = Translator(answers.append)
@@ -136,6 +139,15 @@ class RunLoop:
         stopped = None if review else stop_reason(snapshot.values, engine.settings, thread_id)
         self.record(snapshot, answers, stopped, seen.usage)
         yield from run_ended(thread_id, review, stopped, final, summary, seen.cut_off)
+
+    def _thread_hosts(self) -> set[tuple[str, int]]:
+        """The hosts and ports the person allowed for this thread at egress questions, as
+        its state keeps them: those with their seal (a client's own entry has none)."""
+        engine, thread_id = self.engine, self.thread.thread_id
+        if self.thread.row is None:
+            return set()
+        values = engine.known(thread_id).values or {}
+        return allowed_hosts(engine.approval_key, thread_id, values)
 
     def _record_origin(self) -> None:
         """Record with the thread the model and server this run uses (a flag may have

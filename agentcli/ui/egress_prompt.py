@@ -84,5 +84,5 @@ def _show(console: Console, question: EgressQuestion, config_path: Path) -> None
     line.append_text(safe_line(question.host, style="bold"))
     console.print(line, soft_wrap=False, overflow="fold")
     console.print(styled(("  port ", "dim"), (str(question.port), "bold")))
-    said = "once: this connection · this thread: while this chat runs · write: add it to"
+    said = "once: this connection · this thread: kept with the thread · write: add it to"
     console.print(styled((f"{said} [sandbox] network in {config_path}", "dim")))

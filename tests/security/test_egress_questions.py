@@ -92,7 +92,7 @@ def test_once_then_refuse_then_for_the_thread(agent: Agent, index: PackageIndex)
     assert "one 404" in got[0] and "two 403" in got[0]  # the index's 404, the proxy's 403
     assert "refused HTTP to 127.0.0.1:" in got[0] and "refused by the person" in got[0]
     assert "three 404" in got[1] and "four 404" in got[1] and "five 404" in got[2]
-    earlier = "egress proxy: allowed for this thread by the person earlier"
+    earlier = "egress proxy: allowed by this thread's allowance (the person's answer earlier)"
     assert network(agent) == [
         ("allowed", "person", "egress proxy: allowed once by the person"),
         ("refused", "person", "egress proxy: refused by the person"),
@@ -148,3 +148,47 @@ def test_run_refuses_with_a_line_that_says_so(agent: Agent, index: PackageIndex)
         " [sandbox] network. If the command needs it, ask the person to list it there."
     ) in got
     assert network(agent) == [("refused", "agentcli", "egress proxy: not in [sandbox] network")]
+
+
+def test_for_the_thread_lasts_with_the_thread_and_nowhere_else(
+    agent: Agent, index: PackageIndex
+) -> None:
+    agent.server.push(tool_calls(fetch(index, "one")), text("fetched"))
+    child = agent.spawn("chat", "fetch it", "--approve", "shell")
+    asked(child, index)
+    child.send("t")  # for this thread: kept with it, past the chat's end
+    child.expect("fetched")
+    leave(child)
+    thread = agent.store().latest(str(agent.workspace)).thread_id
+    with PackageIndex() as other:  # the same host on another port: not allowed
+        since = len(agent.server.requests)
+        agent.server.push(
+            tool_calls(fetch(index, "two")), tool_calls(fetch(other, "three")), text("done")
+        )
+        ran = agent.run("run", "again", "--thread", thread, "--approve", "shell", "-o", "json")
+        assert ran.returncode == 0, ran.stderr
+        got = results(agent, since)
+        assert "two 404" in got[0]  # no one asked: the thread's allowance let it through
+        assert "three 403" in got[1] and "not in [sandbox] network" in got[1]
+        elsewhere = run_shell(agent, fetch(index, "four")[1]["command"])  # a new thread
+        assert "four 403" in elsewhere[0] and "not in [sandbox] network" in elsewhere[0]
+        assert other.paths == []
+    agent.server.push(tool_calls(fetch(index, "five")), text("fetched again"))
+    child = agent.spawn("resume", thread, "--approve", "shell")  # a resumed chat: not asked
+    child.expect(PROMPT)
+    child.sendline("once more")
+    child.expect("fetched again")
+    leave(child)
+    assert "five 404" in results(agent)[-1]
+    assert index.paths == ["/one", "/two", "/five"]
+    earlier = "egress proxy: allowed by this thread's allowance (the person's answer earlier)"
+    refused = ("refused", "agentcli", "egress proxy: not in [sandbox] network")
+    assert sorted(network(agent)) == sorted(
+        [
+            ("allowed", "person", "egress proxy: allowed for this thread by the person"),
+            ("allowed", "person", earlier),
+            ("allowed", "person", earlier),
+            refused,
+            refused,
+        ]
+    )

@@ -10,7 +10,10 @@ into a later Send does not (steps only grow along a thread).
 
 The review's verdicts (the `review` channel, read by the approve node) are sealed for the
 approve task's step as well. The same key seals the tools a person allowed for the rest of
-a thread (`A`): the names in `allowed_tools` count only with their seal in `allowed_seals`.
+a thread (`A`): the names in `allowed_tools` count only with their seal in `allowed_seals`;
+and the hosts a person allowed for the thread when a command's egress proxy asked
+(`allowed_hosts`, sealed by the tools node from the person's answer, their seals in
+`allowed_seals` as well, under another label, so neither kind of seal stands for the other).
 
 The key belongs to the store the threads live in (Store.secret: 32 random bytes in its
 `agentcli_secrets` table, made once by whichever process asks first), so every process that
@@ -27,6 +30,7 @@ RunContext without a key (unit tests, reading a thread) uses a key made for this
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -130,3 +134,31 @@ def allowed_tools(key: ApprovalKey, thread_id: str, values: Mapping[str, Any]) -
         for n in names
         if isinstance(n, str) and any(key.check(s, "always", thread_id, n) for s in valid)
     ]
+
+
+def host_entry(host: str, port: int) -> str:
+    """The `allowed_hosts` entry for `host` (as the egress proxy connects to it) and `port`."""
+    return json.dumps([host, port], ensure_ascii=False)
+
+
+def seal_host(key: ApprovalKey, thread_id: str, host: str, port: int) -> str:
+    """The seal of a host and port allowed for the rest of a thread (an egress answer)."""
+    return key.seal("egress", thread_id, host, port)
+
+
+def allowed_hosts(
+    key: ApprovalKey, thread_id: str, values: Mapping[str, Any]
+) -> set[tuple[str, int]]:
+    """The (host, port) pairs of the thread's `allowed_hosts` that carry their seal."""
+    seals = [s for s in values.get("allowed_seals") or [] if isinstance(s, str)]
+    found: set[tuple[str, int]] = set()
+    for entry in values.get("allowed_hosts") or []:
+        try:
+            host, port = json.loads(entry) if isinstance(entry, str) else (None, None)
+        except (ValueError, TypeError):
+            continue
+        if not isinstance(host, str) or type(port) is not int:
+            continue
+        if any(key.check(s, "egress", thread_id, host, port) for s in seals):
+            found.add((host, port))
+    return found
