@@ -224,13 +224,14 @@ class RemoteSession(ThreadSession):
 
     def _drive(self, **run: Any) -> Iterator[Event]:
         seen, s, watcher = Translator(), self.settings, self.watcher
+        modes: list[Any] = stream_modes(STREAM_MODES, watcher)  # the SDK's Literal names
         context: dict[str, Any] = {"workspace": self.server_workspace, "approval": self.approval}
         try:
             with talking(self.url):
                 parts = self.client.runs.stream(
                     self.thread_id,
                     GRAPH_ID,
-                    stream_mode=stream_modes(STREAM_MODES, watcher),
+                    stream_mode=modes,
                     context=context,
                     durability="sync",
                     on_disconnect="cancel",  # Ctrl-C here stops the run there
