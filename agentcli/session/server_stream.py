@@ -55,10 +55,20 @@ def graph_parts(parts: Iterable[Any]) -> Iterator[tuple[str, Any]]:
         if event == "updates" and isinstance(data, dict):
             yield "updates", {node: _with_messages(update) for node, update in data.items()}
         elif event == "tasks" and isinstance(data, dict):
-            result = data.get("result")
-            yield "tasks", {**data, "result": _with_messages(result)} if result else data
+            yield "tasks", _task(data)
         elif event == "custom":
             yield "custom", data
+
+
+def _task(data: dict[str, Any]) -> dict[str, Any]:
+    """A task's start or result; only a watcher reads it, so a result whose messages are
+    not messages is passed on as it came (the watcher skips it), never failing the run."""
+    if not data.get("result"):
+        return data
+    try:
+        return {**data, "result": _with_messages(data["result"])}
+    except Exception:  # pydantic's errors, and its validators' own (a KeyError...)
+        return data
 
 
 def _error_text(data: Any) -> str:
