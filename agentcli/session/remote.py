@@ -9,21 +9,14 @@ server, so reviews show a call's arguments rather than a diff against local file
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import (
-    AIMessage,
-    AIMessageChunk,
-    AnyMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
+from langchain_core.messages import AIMessage
+from langgraph.types import Command
 
 from agentcli.agent.input_bounds import clipped
 from agentcli.agent.plan import PLAN_FLAG, graph_steps
@@ -35,6 +28,8 @@ from agentcli.errors import AgentcliError, ThreadNotFound, UsageError
 from agentcli.events import Event, ReviewRequest
 from agentcli.policy.approval_policy import Policy
 from agentcli.session.prompt_hooks import submitted
+from agentcli.session.run_watcher import RunWatcher, stream_modes, watched
+from agentcli.session.server_stream import graph_parts, to_messages, unix_time
 from agentcli.session.stream_events import (
     Translator,
     policy_decisions,
@@ -46,19 +41,7 @@ from agentcli.session.thread_session import ThreadSession, run_ended
 from agentcli.thread_rows import ThreadRow, new_thread_id
 from agentcli.threads.on_server import GRAPH_ID, ServerThreads, connect, talking
 
-STREAM_MODES: list[Any] = ["updates", "custom"]  # the answer's tokens come as custom parts
-MASKED = "An internal error occurred"  # what the server says instead of the message
-# A stream cut by the server (it died, it restarts) is reconnected by langgraph-sdk for a
-# while, which warns on stderr that events sent meanwhile are lost: the state read when
-# the run ends is what counts here, and errors stay one line.
-warnings.filterwarnings("ignore", "Reconnecting without a Last-Event-ID", UserWarning)
-MESSAGE_TYPES: dict[str, type[AnyMessage] | type[AIMessageChunk]] = {
-    "ai": AIMessage,
-    "AIMessageChunk": AIMessageChunk,
-    "tool": ToolMessage,
-    "human": HumanMessage,
-    "system": SystemMessage,
-}
+STREAM_MODES = ("updates", "custom")  # the answer's tokens come as custom parts
 
 
 class RemoteSession(ThreadSession):
@@ -99,6 +82,7 @@ class RemoteSession(ThreadSession):
         self.warnings: list[str] = []
         self.thread_id = new_thread_id()
         self.row: ThreadRow | None = None
+        self.watcher: RunWatcher | None = None  # the telemetry, when the person asked for it
 
     @property
     def location(self) -> str:
@@ -156,13 +140,16 @@ class RemoteSession(ThreadSession):
         interrupts = (state or self.state()).get("interrupts") or []
         return review_in(self.thread_id, (item.get("value") for item in interrupts))
 
-    def _shown(self) -> tuple[str | None, int]:
-        """The id of the interrupt `pending` shows, and how many the thread waits on."""
-        interrupts = self.state().get("interrupts") or []
+    def _shown(self) -> tuple[str | None, int, float | None]:
+        """The id of the interrupt `pending` shows, how many the thread waits on, and when
+        it was asked (the checkpoint that holds it was made then; a watcher times the wait)."""
+        state = self.state()
+        interrupts = state.get("interrupts") or []
+        asked_at = unix_time(state.get("created_at"))
         for item in interrupts:
             if review_in(self.thread_id, [item.get("value")]):
-                return item.get("id"), len(interrupts)
-        return None, len(interrupts)
+                return item.get("id"), len(interrupts), asked_at
+        return None, len(interrupts), asked_at
 
     # -- driving the graph -------------------------------------------------------
 
@@ -186,16 +173,18 @@ class RemoteSession(ThreadSession):
         message: dict[str, Any] = {"type": "human", "content": text}
         if plan:
             message["additional_kwargs"] = {PLAN_FLAG: True}
-        run = self._drive(input={"messages": [message], "invalid_turns": 0, "audit": []})
+        update = {"messages": [message], "invalid_turns": 0, "audit": []}
+        run = self._watched(update, self._drive(input=update))
         return chain(notes, run) if notes else run
 
     def decide(self, decisions: list[Decision]) -> Iterator[Event]:
         """Answer the review `pending` showed. Several tools tasks cut off by one crash each
         ask on their own: the answer goes to the one shown, by its interrupt id."""
         answer: dict[str, Any] = {"decisions": decisions}
-        shown, waiting = self._shown()
+        shown, waiting, asked_at = self._shown()
         resume = {shown: answer} if shown and waiting > 1 else answer
-        return self._drive(command={"resume": resume})
+        run = self._drive(command={"resume": resume})
+        return self._watched(Command(resume=resume), run, asked_at)
 
     def set_mode(self, mode: str) -> None:
         """The server decides by its rules in this mode from the next run on."""
@@ -207,7 +196,17 @@ class RemoteSession(ThreadSession):
 
     def resume(self) -> Iterator[Event]:
         self.refuse_if_nothing_to_continue(self.row is not None and bool(self.state().get("next")))
-        return self._drive(input=None)
+        return self._watched(None, self._drive(input=None))
+
+    def watch(self, watcher: RunWatcher) -> None:
+        """Let `watcher` see every run of this session on the server, from its stream
+        (the telemetry: run_watcher.py)."""
+        self.watcher = watcher
+
+    def _watched(
+        self, graph_input: Any, events: Iterator[Event], asked_at: float | None = None
+    ) -> Iterator[Event]:
+        return watched(self.watcher, self.thread_id, graph_input, events, asked_at)
 
     def check_edit(self, name: str, args: Any, original: Any = None) -> str | None:
         """Built-in tools are checked here; the server checks the others when they run.
@@ -224,14 +223,15 @@ class RemoteSession(ThreadSession):
         return problem
 
     def _drive(self, **run: Any) -> Iterator[Event]:
-        seen, s = Translator(), self.settings
+        seen, s, watcher = Translator(), self.settings, self.watcher
+        modes: list[Any] = stream_modes(STREAM_MODES, watcher)  # the SDK's Literal names
         context: dict[str, Any] = {"workspace": self.server_workspace, "approval": self.approval}
         try:
             with talking(self.url):
                 parts = self.client.runs.stream(
                     self.thread_id,
                     GRAPH_ID,
-                    stream_mode=STREAM_MODES,
+                    stream_mode=modes,
                     context=context,
                     durability="sync",
                     on_disconnect="cancel",  # Ctrl-C here stops the run there
@@ -240,7 +240,10 @@ class RemoteSession(ThreadSession):
                     **run,
                 )
                 for mode, chunk in graph_parts(parts):
-                    yield from seen.events(mode, chunk)
+                    if watcher is not None and mode in watcher.modes:
+                        watcher.part(mode, chunk)
+                    if mode in STREAM_MODES:  # not a mode only the watcher reads
+                        yield from seen.events(mode, chunk)
         except AgentcliError as exc:
             if not isinstance(exc, UsageError):  # busy: another client's run, not an error
                 self._record(seen, str(exc))
@@ -274,41 +277,3 @@ class RemoteSession(ThreadSession):
                 fields["model"] = row.model = model
                 self.settings = replace(self.settings, model=model)  # for its price
         self.store.update(self.thread_id, **fields)
-
-
-def to_message(data: Any) -> Any:
-    """A LangChain message from the server's JSON form (None if it is not one)."""
-    kind = MESSAGE_TYPES.get(data.get("type", "")) if isinstance(data, dict) else None
-    return kind.model_validate(data) if kind else None
-
-
-def to_messages(items: Iterable[Any]) -> list[Any]:
-    return [message for message in map(to_message, items) if message is not None]
-
-
-def graph_parts(parts: Iterable[Any]) -> Iterator[tuple[str, Any]]:
-    """A server's stream as `graph.stream(stream_mode=["updates", "custom"])` gives it."""
-    for part in parts:
-        event, data = part.event, part.data
-        if event == "error":
-            raise AgentcliError(f"the run failed on the server: {_error_text(data)}")
-        if event == "updates" and isinstance(data, dict):
-            yield "updates", {node: _with_messages(update) for node, update in data.items()}
-        elif event == "custom":
-            yield "custom", data
-
-
-def _error_text(data: Any) -> str:
-    """The server's error event; it hides the message of all but builtin exceptions."""
-    if not isinstance(data, dict):
-        return str(data)
-    kind, message = data.get("error") or "error", data.get("message") or ""
-    if not message or message == MASKED:
-        return f"{kind} (the server's log has the details)"
-    return f"{kind}: {message}"
-
-
-def _with_messages(update: Any) -> Any:
-    if isinstance(update, dict) and isinstance(update.get("messages"), list):
-        return {**update, "messages": to_messages(update["messages"])}
-    return update

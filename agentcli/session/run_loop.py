@@ -15,11 +15,11 @@ from agentcli.agent.model.chat_model import explain
 from agentcli.agent.review.approval_seals import allowed_hosts
 from agentcli.audit.anchor import advance
 from agentcli.errors import AgentcliError, AnswerStopped, Interrupted
-from agentcli.events import AssistantMessage, Done, Event, TextDelta, ToolResult
+from agentcli.events import AssistantMessage, Event, TextDelta, ToolResult
 from agentcli.session.background_run import Background
 from agentcli.session.local_graph import LocalGraph
 from agentcli.session.open_thread import OpenThread
-from agentcli.session.run_watcher import RunWatcher, run_kind
+from agentcli.session.run_watcher import RunWatcher, stream_modes, watched
 from agentcli.session.stream_events import Translator, stop_reason
 from agentcli.session.thread_origin import recorded_server
 from agentcli.session.thread_session import run_ended
@@ -31,7 +31,6 @@ STOP_GRACE_S = 1.0  # after Ctrl-C mid-answer, how long the chat waits for the t
 # "values": the state after each step, so the end needs no get_state()
 # "checkpoints": the last one's values let the next run skip a walk (Recall)
 MODES = ("updates", "custom", "values", "checkpoints")
-STOPS = (Interrupted, AnswerStopped, KeyboardInterrupt, SystemExit, GeneratorExit)
 
 
 class RunLoop:
@@ -46,23 +45,8 @@ class RunLoop:
     def drive(self, graph_input: Any, asked_at: float | None = None) -> Iterator[Event]:
         """The run's events; a watcher, if any, sees it start, its stream and its end
         (`asked_at`: when the review a Command answers was asked, if known)."""
-        watcher = self.watcher
-        if watcher is None:
-            yield from self._drive(graph_input)
-            return
-        watcher.started(self.thread.thread_id, run_kind(graph_input), asked_at)
-        status = "interrupted"  # unless it ends or fails otherwise
-        try:
-            for event in self._drive(graph_input):
-                if isinstance(event, Done):
-                    status = event.status
-                yield event
-        except BaseException as exc:  # Ctrl-C, a stop signal, the reader gone: interrupted
-            if not isinstance(exc, STOPS):
-                status = "error"
-            raise
-        finally:
-            watcher.ended(status)
+        events = self._drive(graph_input)
+        return watched(self.watcher, self.thread.thread_id, graph_input, events, asked_at)
 
     def _drive(self, graph_input: Any) -> Iterator[Event]:
         engine, thread_id = self.engine, self.thread.thread_id
@@ -81,12 +65,11 @@ class RunLoop:
         seen = Translator(answers.append)
         last_checkpoint: dict[str, Any] | None = None
         try:
-            watched = self.watcher.modes if self.watcher is not None else ()
             stream = graph.stream(
                 graph_input,
                 config,
                 context=context,
-                stream_mode=[*MODES, *(m for m in watched if m not in MODES)],
+                stream_mode=stream_modes(MODES, self.watcher),
                 durability="sync",  # each step is on disk before the next one starts
             )
             self._run = Background(stream, context.cancel if self.thread.soft_ctrl_c else None)

@@ -24,7 +24,6 @@ NOT_INSTALLED = (
     " is not installed: nothing is sent (pip install 'agentcli[otel]')"
 )
 FLUSH_S = 2.0  # the longest the exit waits for the last spans and points to be sent
-ON_SERVER = "telemetry: a run on a LangGraph server is not traced here (the server runs it)"
 
 _exporter: Any = None
 _traces: list[RunTrace] = []
@@ -33,14 +32,13 @@ _said: set[str] = set()  # each line once in a process
 
 def watch(session: Any) -> str | None:
     """Trace `session`'s runs if the OTEL_* variables ask for it; a line for the person
-    when they ask for what cannot be done (the extra missing, a server's session)."""
+    when they ask for what cannot be done (the extra missing). A session on a LangGraph
+    server is traced here too, from the server's stream (session/remote.py)."""
     global _exporter
     if not wanted(os.environ):
         return None
     if not installed():
         return _once(NOT_INSTALLED)
-    if not hasattr(session, "watch"):  # a RemoteSession: the server's runs
-        return _once(ON_SERVER)
     if _exporter is None:
         _exporter = Starting(os.environ)
     trace = RunTrace(_exporter, str(session.settings.model))

@@ -123,7 +123,7 @@ class RunTrace:
                 attributes={
                     "gen_ai.operation.name": "invoke_agent",
                     "gen_ai.agent.name": "agentcli",
-                    "gen_ai.request.model": self.model,
+                    **self._requested(),
                     "agentcli.thread.id": thread_id,
                     "agentcli.run.kind": kind,
                 },
@@ -188,10 +188,10 @@ class RunTrace:
         now = time.time_ns()
         if name == "agent":
             self.open[task] = Span(
-                f"chat {self.model}",
+                f"chat {self.model}".rstrip(),
                 now,
                 self.root,
-                {"gen_ai.operation.name": "chat", "gen_ai.request.model": self.model},
+                {"gen_ai.operation.name": "chat", **self._requested()},
             )
         elif name == "tools" and isinstance(given, Mapping):
             call = given.get("tool_call")
@@ -200,6 +200,11 @@ class RunTrace:
                 self.open[task] = Span(f"execute_tool {facts['gen_ai.tool.name']}", now, self.root)
                 self.open[task].attributes.update(facts)
         self.task_start[task] = now
+
+    def _requested(self) -> dict[str, str]:
+        """The model asked, when known here (a new thread on a server: not until it answers,
+        gen_ai.response.model)."""
+        return {"gen_ai.request.model": self.model} if self.model else {}
 
     def _model_done(self, task: str, result: Any, error: Any, now: int) -> None:
         span = self.open.pop(task, None)
@@ -216,11 +221,8 @@ class RunTrace:
                     self.sink.add(
                         "gen_ai.client.token.usage",
                         tokens,
-                        {
-                            "gen_ai.token.type": kind,
-                            "gen_ai.operation.name": "chat",
-                            "gen_ai.request.model": self.model,
-                        },
+                        {"gen_ai.token.type": kind, "gen_ai.operation.name": "chat"}
+                        | self._requested(),
                     )
         self._finish(span, now, "model_error" if error else None)
 

@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import AGENTCLI, Agent
+from tests.helpers.environment import isolated_env
+from tests.helpers.langgraph_dev import DevServer, serve
 from tests.helpers.otlp_receiver import OtlpReceiver, attributes, points, receiving
 from tests.helpers.scripted_server import error, text, tool_calls
 from tests.helpers.terminal import CHOICE, PROMPT, leave
@@ -421,3 +423,102 @@ def test_a_run_stopped_mid_call_still_sends_its_trace(
         ("input",): 10,
         ("output",): 5,
     }
+
+
+# -- runs on a LangGraph server (`--server URL`): traced on the client, from the stream ---
+
+
+@pytest.fixture(scope="module")
+def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    with serve(tmp_path_factory.mktemp("langgraph-dev")) as server:
+        yield server
+
+
+@pytest.fixture
+def client(dev: DevServer, tmp_path: Path) -> Agent:
+    """The installed agentcli on the person's machine, with no model settings of its own."""
+    local = tmp_path / "client"
+    local.mkdir()
+    return Agent(dev.model, local, isolated_env(tmp_path / "home"))
+
+
+def test_a_run_on_a_server_is_one_trace_on_the_client(
+    dev: DevServer, client: Agent, otlp: OtlpReceiver
+) -> None:
+    dev.model.push(
+        tool_calls(("shell", {"command": "echo hi; exit 3"}), usage=(11, 4)),
+        text("done", usage=(7, 3)),
+    )
+    ran = traced(client, otlp, "run", "--server", dev.url, "-y", "go")
+    assert ran.returncode == 0, ran.stderr
+    assert "not traced" not in ran.stderr and not otlp.bad
+    found = spans(otlp)
+    assert sorted(s["name"] for s in found) == sorted(
+        [ROOT, "chat", "chat", "review shell", "execute_tool shell"]
+    )  # a new thread's model is the server's: named by its answers, not asked here
+    (root,) = named(found, ROOT)
+    assert len({s["trace"] for s in found}) == 1
+    assert root["parent"] == "" and all(s["parent"] == root["id"] for s in found if s != root)
+    assert root["agentcli.run.status"] == "done" and not root["error"]
+    assert (root["gen_ai.usage.input_tokens"], root["gen_ai.usage.output_tokens"]) == (18, 7)
+    first, second = named(found, "chat")
+    assert (first["gen_ai.usage.input_tokens"], first["gen_ai.usage.output_tokens"]) == (11, 4)
+    assert first["gen_ai.response.finish_reasons"] == ["tool_calls"]
+    assert first["gen_ai.response.model"] == "scripted"
+    assert "gen_ai.request.model" not in first
+    (review,) = named(found, "review shell")
+    assert review["agentcli.review.decision"] == "approve"
+    assert review["agentcli.review.who"] == "flag"
+    (tool,) = named(found, "execute_tool shell")
+    assert tool["process.exit.code"] == 3 and tool["error"]
+    assert tool["error.type"] == "exit_code" and tool["agentcli.tool.status"] == "error"
+    assert tool["agentcli.tool.sandbox"] != "none"  # the server's label came through
+    order = [first, review, tool, second]
+    assert all(a["end"] <= b["start"] for a, b in zip(order, order[1:], strict=False))
+    assert root["start"] <= first["start"] and second["end"] <= root["end"]
+    tokens = totals(otlp, "gen_ai.client.token.usage", "gen_ai.token.type")
+    assert tokens == {("input",): 18, ("output",): 7}
+    assert decisions(otlp) == {("approve", "flag"): 1}
+
+
+def test_a_review_on_a_server_answered_later_is_timed_from_the_question(
+    dev: DevServer, client: Agent, otlp: OtlpReceiver
+) -> None:
+    dev.model.push(tool_calls(("shell", {"command": "echo parked"})))
+    parked = traced(client, otlp, "run", "--server", dev.url, "park it")
+    assert parked.returncode == 3, parked.stderr
+    line = next(line for line in parked.stderr.splitlines() if "waiting for review" in line)
+    thread_id = line.rsplit(" ", 1)[-1]
+    (asked,) = named(spans(otlp), "review shell")
+    assert asked["agentcli.review.decision"] == "none" and asked["agentcli.review.asked"]
+
+    dev.model.push(text("done"))
+    args = ("run", "--server", dev.url, "--thread", thread_id, "--auto-approve")
+    done = traced(client, otlp, *args)
+    assert done.returncode == 0, done.stderr
+    reviews = named(spans(otlp), "review shell")
+    assert len(reviews) == 2, reviews
+    (answered,) = [r for r in reviews if r["id"] != asked["id"]]
+    assert answered["agentcli.review.decision"] == "approve"
+    assert answered["agentcli.review.who"] == "client", answered  # the server's record of it
+    assert answered["agentcli.review.asked"]  # waited since the server asked
+    # from when the server asked (before the first command exited) to the answer
+    assert answered["start"] < asked["end"] < answered["end"]
+    (tool,) = named(spans(otlp), "execute_tool shell")
+    assert tool["agentcli.tool.status"] == "ok" and tool["process.exit.code"] == 0
+
+
+def test_nothing_is_sent_from_a_server_run_without_an_endpoint(
+    dev: DevServer, client: Agent
+) -> None:
+    with ExitStack() as stack:
+        try:
+            default = stack.enter_context(receiving(port=4318))
+        except OSError:
+            pytest.skip("the OTLP default port is taken on this machine")
+        dev.model.push(tool_calls(("shell", {"command": "echo hi"})), text("done"))
+        client.env.update(OTEL_SERVICE_NAME="my-agent", OTEL_TRACES_EXPORTER="otlp")
+        ran = _run_importtime(client, "run", "--server", dev.url, "-y", "go")
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        assert not _imports_otel(ran)
+        assert default.requests == []

@@ -34,17 +34,6 @@ def test_otel_sdk_disabled_wins_over_any_endpoint(value: str) -> None:
     assert not wanted({"OTEL_EXPORTER_OTLP_ENDPOINT": URL, "OTEL_SDK_DISABLED": value})
 
 
-def test_a_server_session_is_said_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", URL)
-    monkeypatch.setattr(attach, "_said", set())
-
-    class Remote:  # a RemoteSession has no watch(): the server runs its runs
-        settings = None
-
-    assert attach.watch(Remote()) == attach.ON_SERVER
-    assert attach.watch(Remote()) is None
-
-
 def test_nothing_is_asked_without_an_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
         monkeypatch.delenv(name, raising=False)
