@@ -15,6 +15,7 @@ from agentcli.config import Settings
 from agentcli.threads.backends import open_store
 from agentcli.threads.store import Store
 from tests.helpers.environment import isolated_env
+from tests.helpers.langgraph_dev import DevServer, serve
 from tests.helpers.scripted_server import ScriptedServer
 from tests.helpers.warm_run import warm_run, warm_spawn
 
@@ -96,3 +97,10 @@ def agent(
     if backend == "postgres":
         env["AGENTCLI_DB"] = request.getfixturevalue("pg_url")
     return Agent(server, workspace, env)
+
+
+@pytest.fixture(scope="module")
+def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    """`langgraph dev` serving the repo's graph, one per test module that asks for it."""
+    with serve(tmp_path_factory.mktemp("langgraph-dev")) as server:
+        yield server

@@ -10,7 +10,6 @@ import json
 import signal
 import sqlite3
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
@@ -24,12 +23,6 @@ from tests.helpers.langgraph_dev import DevServer, free_port, serve
 from tests.helpers.scripted_server import ScriptedServer, error, hang, text, tool_calls
 from tests.helpers.terminal import CHOICE, PROMPT, leave
 from tests.helpers.waiting import NeverHappened, until
-
-
-@pytest.fixture(scope="module")
-def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    with serve(tmp_path_factory.mktemp("langgraph-dev")) as server:
-        yield server
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ against `langgraph dev`; the thread such a client made is listed with its title 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from langgraph_sdk.schema import Command
 from agentcli.agent.input_bounds import MAX_EDIT_BYTES, MAX_MESSAGE_BYTES
 from tests.e2e.conftest import Agent
 from tests.helpers.environment import isolated_env
-from tests.helpers.langgraph_dev import DevServer, serve
+from tests.helpers.langgraph_dev import DevServer
 from tests.helpers.scripted_server import text, tool_calls
 
 NOTE = "[agentcli: this message was clipped to 500,000 bytes"
@@ -73,12 +72,6 @@ PAYLOADS: list[tuple[str, dict[str, Any], str]] = [
         "hi",
     ),
 ]
-
-
-@pytest.fixture(scope="module")
-def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    with serve(tmp_path_factory.mktemp("langgraph-dev")) as server:
-        yield server
 
 
 def _size(value: Any) -> int:

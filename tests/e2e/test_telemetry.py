@@ -19,7 +19,7 @@ import pytest
 
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.environment import isolated_env
-from tests.helpers.langgraph_dev import DevServer, serve
+from tests.helpers.langgraph_dev import DevServer
 from tests.helpers.otlp_receiver import OtlpReceiver, attributes, points, receiving
 from tests.helpers.scripted_server import error, text, tool_calls
 from tests.helpers.terminal import CHOICE, PROMPT, leave
@@ -426,12 +426,6 @@ def test_a_run_stopped_mid_call_still_sends_its_trace(
 
 
 # -- runs on a LangGraph server (`--server URL`): traced on the client, from the stream ---
-
-
-@pytest.fixture(scope="module")
-def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    with serve(tmp_path_factory.mktemp("langgraph-dev")) as server:
-        yield server
 
 
 @pytest.fixture
