@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from agentcli.session.thread_session import ThreadSession
 
 
+SETTLE_QUIETLY_S = 1.0  # leaving waits this long for the start-up thread before saying so
+
+
 @dataclass
 class Starting:
     """What the chat shows at once, and the session being made for it."""
@@ -71,7 +74,11 @@ class Starting:
         validators) aborts the process ("FATAL: exception not rethrown", SIGABRT)."""
         self.leaving.set()
         self.waiting.set()
-        if self.thread is not None:
+        if self.thread is None:
+            return
+        self.thread.join(timeout=SETTLE_QUIETLY_S)
+        if self.thread.is_alive():  # a database or server that is slow to answer, say
+            warn("finishing agentcli's start-up before leaving (Ctrl-C leaves at once)")
             self.thread.join()
 
     def session(self) -> ThreadSession:

@@ -123,3 +123,25 @@ def test_the_command_lines_message_is_echoed_and_kept_on_ctrl_c_at_start(agent: 
     child.expect("Yes, here.")
     leave(child)
     assert [r["messages"][-1]["content"] for r in agent.server.requests] == ["are you there?"]
+
+
+def test_leaving_while_the_session_is_made_waits_for_it_and_says_so(agent: Agent) -> None:
+    """The start-up thread is let finish before the chat leaves: stopped by the
+    interpreter's exit inside native code, it aborted the process (SIGABRT). A start-up
+    that takes a while (here a tools module waiting for the test) is said, not silent."""
+    go = agent.workspace / "go"
+    slow = agent.workspace / "slow_tools.py"
+    slow.write_text(
+        f"import os, time\nwhile not os.path.exists({str(go)!r}):\n    time.sleep(0.05)\n"
+    )
+    config = agent.workspace / "config.toml"
+    config.write_text(f"[tools]\nmodules = ['{slow}']\n")
+    child = agent.spawn("chat", "--config", str(config))
+    child.expect(PROMPT)
+    child.sendline("/exit")
+    child.expect("finishing agentcli's start-up before leaving")
+    assert child.isalive()
+    go.touch()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert (child.exitstatus, child.signalstatus) == (0, None)
