@@ -237,8 +237,8 @@ ATTEMPTS = 3  # a dict another thread changes while it is pickled is read again
 def persist_dev_state() -> int:
     """Write `langgraph dev`'s in-memory state to disk now; the number of files written
     (0 under any other runtime: it registers none). Each file is replaced whole, as the
-    runtime's own flush does, from a temporary file of agentcli's own name so the two
-    writers never share one."""
+    runtime's own flush does, from a temporary file named for agentcli and this process, so
+    that neither the runtime's flush nor another process writing the same folder shares it."""
     try:
         from langgraph_runtime_inmem import _persistence
     except ImportError:
@@ -255,7 +255,7 @@ def persist_dev_state() -> int:
 
 
 def _write(filename: str, data: dict[Any, Any]) -> None:
-    temporary = f"{filename}.agentcli.tmp"
+    temporary = f"{filename}.agentcli-{os.getpid()}.tmp"  # another process may share the folder
     for attempt in range(ATTEMPTS):
         try:
             payload = pickle.dumps(dict(data), 2)  # the runtime's own format

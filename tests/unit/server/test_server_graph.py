@@ -120,6 +120,7 @@ def test_the_dev_runtimes_state_is_written_out_before_a_call_starts(
     """langgraph dev's in-memory dicts reach their files at once, not at its 10 s flush."""
     from langgraph_runtime_inmem import _persistence
 
+    _persistence._stores.clear()  # importing the runtime registered its store in this folder
     ops = PersistentDict(dict, filename=str(tmp_path / ".langgraph_ops.pckl"))
     ops["runs"] = [{"status": "running"}]
     monkeypatch.setattr(_persistence, "_stores", {ops.filename: weakref.ref(ops)})

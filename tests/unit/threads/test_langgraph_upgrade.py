@@ -237,6 +237,7 @@ def check_dev_state_stores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     persistence = pytest.importorskip("langgraph_runtime_inmem._persistence")
     stores = persistence._stores
     assert isinstance(stores, dict), type(stores)
+    stores.clear()  # importing the runtime registered its store under this process's folder
     kept = PersistentDict(filename=str(tmp_path / "runs.pckl"))
     kept["run"] = {"status": "running"}
     monkeypatch.setattr(persistence, "_stores", {kept.filename: weakref.ref(kept)})
