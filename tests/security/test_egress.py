@@ -119,7 +119,8 @@ def raw(request: str) -> str:
 AROUND = [
     python("import socket; print(socket.create_connection(('127.0.0.1', {t}), 5).recv(99))"),
     python("import socket; s = socket.create_connection(('127.0.0.1', {p}), 5);"
-           "s.sendall(b'GET /simple/ HTTP/1.0\\r\\n\\r\\n'); print(s.recv(999))"),
+           "s.sendall(b'GET /simple/ HTTP/1.0\\r\\n\\r\\n');"
+           "print(s.makefile('rb').read())"),  # HTTP/1.0: the answer ends when it closes
     "curl -sS --noproxy '*' http://127.0.0.1:{p}/simple/",
     "env -u HTTP_PROXY -u http_proxy -u ALL_PROXY -u all_proxy "
     + python("import urllib.request as u; print(u.urlopen('http://127.0.0.1:{p}/simple/').read())"),
