@@ -19,9 +19,10 @@ Runtime = ToolRuntime[ToolContext]
 """The type of the injected ``runtime`` parameter: LangGraph fills it, the model never sees it."""
 
 
-class Reported(ToolException):
+class Reported(ToolException, ToolError):
     """A ToolError on its way out of a LangChain tool, which turns a ToolException into the
-    tool message (`handle_tool_error`); `error` is the ToolError raised."""
+    tool message (`handle_tool_error`); `error` is the ToolError raised. Still a ToolError,
+    for whoever calls a tool's function directly."""
 
     def __init__(self, error: ToolError) -> None:
         super().__init__(str(error))
@@ -41,6 +42,8 @@ def _reporting(func: Callable[..., str]) -> Callable[..., str]:
     def run(*args: Any, **kwargs: Any) -> str:
         try:
             return func(*args, **kwargs)
+        except Reported:
+            raise
         except ToolError as error:
             raise Reported(error) from error
 
