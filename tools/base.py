@@ -1,33 +1,53 @@
-"""What every built-in tool shares: the error type, the runtime type and the decorator."""
+"""What every built-in tool shares: the runtime type and the decorator, which makes the
+tools' errors (errors.py) LangChain's tool errors."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import overload
+from typing import Any, overload
 
 from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.prebuilt import ToolRuntime
 
 from .context import ToolContext
+from .errors import ToolError, ToolFailed
+
+__all__ = ["Runtime", "ToolError", "ToolFailed", "builtin_tool", "context_of"]
 
 Runtime = ToolRuntime[ToolContext]
 """The type of the injected ``runtime`` parameter: LangGraph fills it, the model never sees it."""
 
 
-class ToolError(ToolException):
-    """A failure the model caused or can fix; its message is written for the model."""
+class Reported(ToolException, ToolError):
+    """A ToolError on its way out of a LangChain tool, which turns a ToolException into the
+    tool message (`handle_tool_error`); `error` is the ToolError raised. Still a ToolError,
+    for whoever calls a tool's function directly."""
 
-
-class ToolFailed(ToolError):
-    """The tool ran and what it ran failed (a command's non-zero exit, a timeout, a signal):
-    its message is the whole result, whose first line already says how it ended, so it is
-    not prefixed with "Error:". Raised, not returned, so that the tool message's status is
-    "error" and every reader of the thread (the chat, `threads show`, the audit, a plan)
-    sees the failure the same way."""
+    def __init__(self, error: ToolError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _error_content(error: ToolException) -> str:
-    return str(error) if isinstance(error, ToolFailed) else f"Error: {error}"
+    raised = error.error if isinstance(error, Reported) else error
+    return str(raised) if isinstance(raised, ToolFailed) else f"Error: {raised}"
+
+
+def _reporting(func: Callable[..., str]) -> Callable[..., str]:
+    """`func`, its ToolErrors raised as Reported (its signature and docstring, which make
+    the tool's schema, are `func`'s)."""
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> str:
+        try:
+            return func(*args, **kwargs)
+        except Reported:
+            raise
+        except ToolError as error:
+            raise Reported(error) from error
+
+    return run
 
 
 @overload
@@ -58,7 +78,7 @@ def builtin_tool(
 
 
 def _build(func: Callable[..., str], precheck: Callable[..., str | None] | None) -> BaseTool:
-    built = tool(func, parse_docstring=True, error_on_invalid_docstring=True)
+    built = tool(_reporting(func), parse_docstring=True, error_on_invalid_docstring=True)
     built.description = " ".join(built.description.split())
     built.handle_tool_error = _error_content
     if precheck is not None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from .base import ToolError
 from .context import ToolContext
+from .errors import ToolError
 from .paths import Located
 from .plurals import counted
 from .typed_paths import typed_relative

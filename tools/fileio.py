@@ -16,7 +16,7 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .base import ToolError
+from .errors import ToolError
 from .paths import Located, open_dir
 
 _READ_FLAGS = (

@@ -27,7 +27,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from .base import ToolError
+from .errors import ToolError
 from .typed_paths import check_typed, outside, relative_parts
 
 MAX_HOPS = 40  # symbolic links followed in one path, as Linux's MAXSYMLINKS

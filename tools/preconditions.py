@@ -22,8 +22,8 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from .addresses import non_public, private_refusal
-from .base import ToolError
 from .context import ToolContext
+from .errors import ToolError
 from .paths import locate
 from .urls import UnsafeURL, parse_url
 

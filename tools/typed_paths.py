@@ -13,7 +13,7 @@ import os
 import posixpath
 from pathlib import Path
 
-from .base import ToolError
+from .errors import ToolError
 
 MAX_PATH_CHARS = 4096  # PATH_MAX: a longer workspace-relative path is refused
 # what sets the workspace, named in refusals (the application's --workspace option)

@@ -36,7 +36,7 @@ def load(workspace: Path) -> tuple[WorkspaceText | None, str | None]:
         return None, None
     # here: the file reader's errors are the tools' (LangChain's), which `agentcli doctor`
     # loads only when there is a file to read
-    from agentcli_tools.base import ToolError
+    from agentcli_tools.errors import ToolError
 
     from agentcli.agent.workspace_files import read_text
 

@@ -8,7 +8,7 @@ import codecs
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcli_tools.base import ToolError
+from agentcli_tools.errors import ToolError
 from agentcli_tools.fileio import chunks, looks_binary, open_regular
 from agentcli_tools.paths import locate
 

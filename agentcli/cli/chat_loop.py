@@ -25,9 +25,11 @@ from agentcli.ui.safe_text import safe, styled
 
 if TYPE_CHECKING:
     from agentcli.cli.early_prompt import Starting
+    from agentcli.cli.early_review import EarlyReview
     from agentcli.session.thread_session import ThreadSession
     from agentcli.ui.always_rule import AlwaysScope
     from agentcli.ui.event_renderer import Renderer
+    from agentcli.ui.review_keys import HeldChoice
 
 
 class Chat:
@@ -46,6 +48,7 @@ class Chat:
         self.alarms = ReviewAlarm(self.console)  # a review waiting: the bell, notify
         self.draft = ""  # a message that was not sent: the next prompt starts with it
         self.mode = starting.mode  # the approval mode: /mode changes it
+        self.early: EarlyReview | None = None  # resume: the review drawn from the index
 
     @property
     def planning(self) -> bool:
@@ -65,8 +68,9 @@ class Chat:
     def session(self) -> ThreadSession:
         """The session, made in the background since launch: wait for it if need be."""
         if self._session is None:
+            held = self.early.held if self.early is not None else None
             try:  # Ctrl-C while the status line is being drawn is the same Ctrl-C
-                if not self.starting.future.done():
+                if not self.starting.future.done() and held is None:
                     self.view.begin("starting")
                 session = self.starting.session()
             except KeyboardInterrupt:  # back to the prompt, as Ctrl-C during a run does
@@ -77,8 +81,11 @@ class Chat:
             session.asks_egress = True  # a host not listed is a question (ask_network)
             from agentcli.cli.early_prompt import fixed_part_line, show_warnings
 
+            line = fixed_part_line(session)  # the header's last line, once known
+            if held is not None and (line or getattr(session, "warnings", None)):
+                held.interrupt()  # below the drawn choice, which is drawn again
             show_warnings(session)
-            if line := fixed_part_line(session):  # the header's last line, once known
+            if line:
                 self.console.print(
                     Text(f"context: {line[0]}", style="yellow" if line[1] else "dim")
                 )
@@ -87,16 +94,24 @@ class Chat:
 
     def loop(self, message: str | None) -> None:
         from agentcli.cli.continuing import continues, show_recap
+        from agentcli.cli.early_review import early_review
         from agentcli.cli.slash_commands import run_command
 
         self.banner()
         if continues(self.starting):  # resume: the last exchanges first
-            show_recap(self)
+            self.early = early_review(self.starting, message)
+            if self.early is not None:  # drawn from the index, checked before a key counts
+                self.early.recap(self.console, self.starting.thread_id)
+            else:
+                show_recap(self)
         self.console.print(Text("/help for commands, /exit or Ctrl-D to leave", style="dim"))
         if message is not None and message.strip():  # from the command line: shown as typed
             self.console.print(styled("you> ", (message.strip(), ""), multiline=True))
         try:
-            if self.starting.awaiting and not self.answer_pending():
+            if self.early is not None:
+                self.early.panel(self.console, self.workspace)
+                self.starting.begin()  # the session is made while the person reads
+            if self.starting.awaiting and not self.answer_pending(self.early):
                 return self.bye(pending=True)
             while not self.leaving:
                 if message is None:
@@ -224,19 +239,31 @@ class Chat:
         else:
             self.console.print(styled(("not sent: ", "dim"), (text, ""), multiline=True))
 
-    def answer_pending(self) -> bool:
+    def answer_pending(self, early: EarlyReview | None = None) -> bool:
         """Show a review the thread was left at (q at it: back to the prompt, the calls
-        waiting); False if the person left the chat at it (Ctrl-D)."""
+        waiting); False if the person left the chat at it (Ctrl-D). `early`: its first
+        panel drawn already from the index, used only if the thread's state draws the same
+        (cli/early_review.py)."""
+        from agentcli.cli.continuing import show_recap
+
         self.reviewed = True
         try:
             review = self.session.pending()
             self.waiting = None
+            if early is not None and not early.holds(self.session, review):
+                early.drop(self.console)
+                self.early = early = None
+                show_recap(self)
             if review is None:
                 return True
-            answer = self.answer(review)  # sets `waiting` once its panel is drawn
+            held = early.held if early is not None else None
+            answer = self.answer(review, held)  # sets `waiting` once its panel is drawn
         except EOFError:
             return False
         finally:  # however it ended: start-up goes on (the model client, gc_tuning.ready)
+            if early is not None:
+                early.release()  # the terminal as it was, if the drawn choice was not read
+            self.early = None
             self.starting.waiting.set()
         if answer is None:
             self.left(review)
@@ -283,7 +310,9 @@ class Chat:
                 self.left(review)
                 return True
 
-    def answer(self, review: ReviewRequest) -> Iterator[Event] | None:
+    def answer(
+        self, review: ReviewRequest, held: HeldChoice | None = None
+    ) -> Iterator[Event] | None:
         s = self.session
         decisions = s.policy_decisions(review)
         if decisions is None:
@@ -308,6 +337,7 @@ class Chat:
                         s.workspace,
                         scope,
                         drawn=self.starting.waiting.set,  # the model client may load now
+                        held=held,
                     )
             self.alarms.told()
             if decisions is None:

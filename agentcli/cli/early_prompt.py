@@ -52,6 +52,7 @@ class Starting:
     future: Future[ThreadSession] = field(default_factory=Future)
     work: Callable[[], None] | None = None  # makes the session; begin() runs it once
     hint_flags: str = ""  # what the resume hint needs besides the id (thread_origin.py)
+    preview: str | None = None  # the parked review as the index keeps it (early_review.py)
     # set once the chat waits for the person (its prompt, or a pending review's panel is
     # drawn): the model client is made after it, not while the recap and the panel are
     # drawn (Python runs one thread at a time: the two would share the CPU)
@@ -126,13 +127,18 @@ def start(
         from agentcli.cli.continuing import warn_if_gone
 
         warn_if_gone(where, row.thread_id)
+    awaiting = row is not None and row.status != ThreadStatus.IDLE
+    decided = auto_approve or approve or deny  # the policy answers: no panel to draw early
     starting = Starting(
         row.thread_id if row else new_thread_id(),
         row.title if row else None,
         where,
-        awaiting=row is not None and row.status != ThreadStatus.IDLE,
+        awaiting=awaiting,
         mode=settings.approval_mode,
         hint_flags=hint_flags(settings),
+        preview=store.preview(row.thread_id)
+        if row is not None and awaiting and not decided
+        else None,
     )
 
     def prepare() -> None:

@@ -75,7 +75,7 @@ def attach(text: str, workspace: Path) -> tuple[str, list[WorkspaceText], list[s
             unknown.append(note)
     if not named:
         return text, [], unknown
-    from agentcli_tools.base import ToolError
+    from agentcli_tools.errors import ToolError
 
     from agentcli.agent.workspace_files import read_text  # LangChain, through tools.base: only now
 

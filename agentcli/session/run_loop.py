@@ -19,6 +19,7 @@ from agentcli.events import AssistantMessage, Event, TextDelta, ToolResult
 from agentcli.session.background_run import Background
 from agentcli.session.local_graph import LocalGraph
 from agentcli.session.open_thread import OpenThread
+from agentcli.session.review_preview import preview_text
 from agentcli.session.run_watcher import RunWatcher, stream_modes, watched
 from agentcli.session.stream_events import Translator, stop_reason
 from agentcli.session.thread_origin import recorded_server
@@ -191,9 +192,10 @@ class RunLoop:
         commits (a sleep of 1 ms or more each time), so the answers wait until now."""
         engine, thread_id = self.engine, self.thread.thread_id
         store, redactor = engine.store, engine.redactor
+        review = None if error else engine.pending(thread_id, snapshot)
         if error:
             status = ThreadStatus.ERROR
-        elif engine.pending(thread_id, snapshot):
+        elif review:
             status = ThreadStatus.AWAITING_APPROVAL
         else:
             status = ThreadStatus.IDLE
@@ -205,4 +207,6 @@ class RunLoop:
             if usage:
                 store.add_usage(thread_id, usage)
             store.update(thread_id, status=status, last_error=error, messages=count)
+            if preview := preview_text(snapshot.values, review):  # resume draws it at once
+                store.keep_preview(thread_id, preview)
             advance(store, engine.approval_key, thread_id, snapshot.values.get("audit", []))

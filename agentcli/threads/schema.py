@@ -81,6 +81,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         "009_thread_server",  # the model server a thread runs on, never its key (thread_origin.py)
         "ALTER TABLE agentcli_threads ADD COLUMN base_url TEXT;",
     ),
+    (
+        "010_review_preview",  # store.py (Store.preview): a parked thread's review, drawn early
+        """CREATE TABLE agentcli_review_preview (
+            thread_id TEXT PRIMARY KEY,
+            preview TEXT NOT NULL
+        );""",
+    ),
 ]
 
 

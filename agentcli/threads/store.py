@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
 
-OWN_TABLES = ("agentcli_text", "agentcli_calls", "agentcli_audit_anchor")  # by thread_id
+# by thread_id
+OWN_TABLES = ("agentcli_text", "agentcli_calls", "agentcli_audit_anchor", "agentcli_review_preview")
 SECRET_BYTES = 32
 STARTING = "(starting)"  # a claimed thread's title until its first message is stored
 
@@ -141,6 +142,8 @@ class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies
         )
 
     def update(self, thread_id: str, **fields: Any) -> None:
+        """Set the row's `fields`. A new status drops the thread's review preview: whatever
+        the thread waits on now, the preview was made for before."""
         fields = {k: storable(v) if isinstance(v, str) else v for k, v in fields.items()}
         fields["updated_at"] = now()
         assignments = ", ".join(f"{name} = ?" for name in fields)
@@ -148,6 +151,26 @@ class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies
             f"UPDATE agentcli_threads SET {assignments} WHERE thread_id = ?",
             (*fields.values(), thread_id),
         )
+        if "status" in fields:
+            self._execute("DELETE FROM agentcli_review_preview WHERE thread_id = ?", (thread_id,))
+
+    def keep_preview(self, thread_id: str, preview: str) -> None:
+        """What a parked thread's review shows (session/review_preview.py), for `resume` to
+        draw before the session is made. Anyone who can write the store can write it: it
+        is only ever drawn, and a key pressed at it applies only once the thread's own
+        state is found to draw the same."""
+        self._execute(
+            "INSERT INTO agentcli_review_preview (thread_id, preview) VALUES (?, ?)"
+            " ON CONFLICT (thread_id) DO UPDATE SET preview = excluded.preview",
+            (thread_id, storable(preview)),
+        )
+
+    def preview(self, thread_id: str) -> str | None:
+        """The review preview `keep_preview` kept for the thread, if any."""
+        row = self._execute(
+            "SELECT preview FROM agentcli_review_preview WHERE thread_id = ?", (thread_id,)
+        ).fetchone()
+        return None if row is None else str(row[0])
 
     def briefly(self, thread_id: str) -> AbstractContextManager[None]:
         """Hold a thread for a moment: ThreadBusy if a live process holds it (a crashed

@@ -12,9 +12,9 @@ from agentcli_tools.plurals import counted
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from agentcli.session.review_preview import recent
 from agentcli.ui.safe_text import safe, safe_line, styled
 
-EXCHANGES = 3  # a user message and all that followed it, up to the next one
 MESSAGE_LINES = 12
 MESSAGE_CHARS = 2000
 ARGS_CHARS = 80
@@ -24,19 +24,24 @@ RAN = ("approved", "allowed", "edited")  # decisions after which the call ran
 def recap(
     entries: list[dict[str, Any]], thread_id: str, markdown: bool = False
 ) -> list[RenderableType]:
-    """What to print for the last EXCHANGES exchanges of `entries`
+    """What to print for the last exchanges of `entries` (review_preview.EXCHANGES of them)
     (agentcli.session.transcript.entries); none for a thread with no messages. `markdown`:
     the model's answers rendered as the chat renders them (at a colour terminal)."""
+    return recap_of(*recent(entries), thread_id, markdown)
+
+
+def recap_of(
+    earlier: int, entries: list[dict[str, Any]], thread_id: str, markdown: bool = False
+) -> list[RenderableType]:
+    """The recap of `entries`, the last exchanges, after `earlier` ones not shown (a review
+    preview holds these two: session/review_preview.py)."""
     if not entries:
         return []
-    starts = [index for index, entry in enumerate(entries) if entry["role"] == "user"]
-    first = starts[-EXCHANGES] if len(starts) > EXCHANGES else 0
-    earlier = max(len(starts) - EXCHANGES, 0)
     about = f"{counted(earlier, 'earlier exchange')} not shown: " if earlier else ""
     lines: list[RenderableType] = [
         styled((f"── so far ({about}agentcli threads show {thread_id} shows all)", "dim"))
     ]
-    for entry in entries[first:]:
+    for entry in entries:
         if entry["text"] and markdown and entry["role"] != "user":
             lines.append(answer(entry["text"]))
         elif entry["text"]:

@@ -29,7 +29,7 @@ import sys
 import termios
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 from rich.console import Console
 from rich.text import Text
@@ -66,6 +66,11 @@ def read_choice(console: Console, prompt: str, gone: Callable[[], bool] | None =
     if key == WITHDRAWN:
         console.print()
         return key
+    return _said(console, key)
+
+
+def _said(console: Console, key: str) -> str:
+    """Echo the key read; the choice it means (EOFError for Ctrl-D)."""
     console.print("" if key == CTRL_D else NAMES.get(key, key if key.isprintable() else repr(key)))
     if key == CTRL_D:
         raise EOFError
@@ -77,27 +82,78 @@ def _read_key(console: Console, prompt: str, gone: Callable[[], bool] | None = N
     with _cbreak(fd, console):
         termios.tcflush(fd, termios.TCIFLUSH)  # typed ahead: never a decision
         console.print(Text(prompt, style="bold"), end="")  # keys from now on are read
-        noisy_until = 0.0  # after a paste or burst: its tail is dropped too
-        while True:
-            while gone is not None and not _more_within(fd, GONE_POLL_S):
-                if gone():
-                    return WITHDRAWN
-            chunk = os.read(fd, 4096).decode("utf-8", "replace")
-            if not chunk:
-                return CTRL_D
-            if chunk == ESC and _more_within(fd, ESC_WAIT_S):  # the start of a sequence
-                chunk += os.read(fd, 4096).decode("utf-8", "replace")
-            key = chunk[:-1] if len(chunk) == 2 and chunk[-1] in ENTER else chunk
-            quiet = time.monotonic() >= noisy_until
-            if len(key) == 1 and quiet:
-                if key not in ENTER:  # Enter alone decides nothing
-                    return key
-                continue
-            if quiet:  # said once for each burst
-                console.print()
-                console.print(Text(DROPPED, style="yellow"))
-                console.print(Text(prompt, style="bold"), end="")
-            noisy_until = time.monotonic() + QUIET_S
+        return _next_key(fd, console, prompt, gone)
+
+
+def _next_key(fd: int, console: Console, prompt: str, gone: Callable[[], bool] | None) -> str:
+    """The next key pressed since the prompt was drawn (the terminal in cbreak mode)."""
+    noisy_until = 0.0  # after a paste or burst: its tail is dropped too
+    while True:
+        while gone is not None and not _more_within(fd, GONE_POLL_S):
+            if gone():
+                return WITHDRAWN
+        chunk = os.read(fd, 4096).decode("utf-8", "replace")
+        if not chunk:
+            return CTRL_D
+        if chunk == ESC and _more_within(fd, ESC_WAIT_S):  # the start of a sequence
+            chunk += os.read(fd, 4096).decode("utf-8", "replace")
+        key = chunk[:-1] if len(chunk) == 2 and chunk[-1] in ENTER else chunk
+        quiet = time.monotonic() >= noisy_until
+        if len(key) == 1 and quiet:
+            if key not in ENTER:  # Enter alone decides nothing
+                return key
+            continue
+        if quiet:  # said once for each burst
+            console.print()
+            console.print(Text(DROPPED, style="yellow"))
+            console.print(Text(prompt, style="bold"), end="")
+        noisy_until = time.monotonic() + QUIET_S
+
+
+class HeldChoice:
+    """A choice drawn before it can be answered (resume draws a parked review from the
+    thread index while the session is made: cli/early_review.py). From the moment it is
+    drawn the terminal is in cbreak mode and what was typed before is discarded, as for any
+    choice; a key pressed while the session is made waits, unechoed, for `take` (the
+    preview held) or is discarded by `drop` (it did not hold: never carried over to
+    another panel). Either gives the terminal back as it was."""
+
+    def __init__(self, console: Console, prompt: str) -> None:
+        self.console, self.prompt = console, prompt
+        self._terminal = ExitStack()
+        self.fd = sys.stdin.fileno()
+        self._terminal.enter_context(_cbreak(self.fd, console))
+        termios.tcflush(self.fd, termios.TCIFLUSH)  # typed ahead: never a decision
+        console.print(Text(prompt, style="bold"), end="")
+        self.interrupted = False  # something was printed after the prompt
+        self.done = False  # taken or dropped: the terminal is as it was
+
+    def interrupt(self) -> None:
+        """End the prompt's line before something else is printed (`take` draws it again)."""
+        if not self.interrupted:
+            self.console.print()
+            self.interrupted = True
+
+    def take(self) -> str:
+        """The choice, as read_choice returns it: the key pressed since the prompt was drawn
+        (or the next one)."""
+        try:
+            if self.interrupted:
+                self.console.print(Text(self.prompt, style="bold"), end="")
+            key = _next_key(self.fd, self.console, self.prompt, None)
+        finally:
+            self.done = True
+            self._terminal.close()
+        return _said(self.console, key)
+
+    def drop(self) -> None:
+        """Discard what was typed at it; the terminal as it was (nothing, once taken)."""
+        if self.done:
+            return
+        self.done = True
+        termios.tcflush(self.fd, termios.TCIFLUSH)
+        self.interrupt()
+        self._terminal.close()
 
 
 def _more_within(fd: int, seconds: float) -> bool:

@@ -25,7 +25,7 @@ from agentcli.ui.call_preview import preview
 from agentcli.ui.event_renderer import call_panel
 from agentcli.ui.message_input import edit_line, prefills
 from agentcli.ui.pager import page
-from agentcli.ui.review_keys import QUIT, REDRAW, read_choice
+from agentcli.ui.review_keys import QUIT, REDRAW, HeldChoice, read_choice
 from agentcli.ui.safe_text import styled
 
 ALWAYS = " (always, for this thread)"
@@ -52,6 +52,7 @@ def ask_decisions(
     workspace: Path | None,
     scope: AlwaysScope | None = None,
     drawn: Callable[[], None] | None = None,
+    held: HeldChoice | None = None,
 ) -> list[Decision] | None:
     """One decision per pending call, in order; None if the person chose to quit (q, Esc,
     Ctrl-C: the calls stay pending); EOFError on Ctrl-D (the caller leaves).
@@ -59,7 +60,9 @@ def ask_decisions(
     File writes and edits show a diff against the file in `workspace`; with no workspace
     (a remote session: the files are on the server) they show their arguments. `A` offers a
     rule scoped to the call (always_rule.py), counted against `scope.audit`. `drawn` is
-    called once the first panel is on the screen, before a key is read.
+    called once the first panel is on the screen, before a key is read. `held`: the first
+    panel and its choice are on the screen already, drawn by `draw_first` from the same
+    call, and its key is read there.
     """
     from agentcli.session.always_rules import allows
 
@@ -84,7 +87,8 @@ def ask_decisions(
                 scoped.append(asked[1])
             return None if asked is None else asked[0]
 
-        show(args, False)
+        if held is None or index > 1:
+            show(args, False)
         if drawn is not None:
             drawn()
             drawn = None
@@ -98,6 +102,7 @@ def ask_decisions(
             lift=bool(sandbox),
             view=partial(page, console, name, workspace=workspace, description=reason),
             on_always=on_always,
+            held=held if index == 1 else None,
         )
         if decision is None:
             return None
@@ -146,6 +151,24 @@ def _show_call(
         console.print(styled(("cannot be undone: ", "yellow"), (str(limit), "yellow")))
 
 
+def draw_first(
+    console: Console, requests: list[dict[str, Any]], workspace: Path | None
+) -> HeldChoice:
+    """Draw the first call's panel and its choice as `ask_decisions` draws them, before the
+    session that will take the key is made (cli/early_review.py); the choice, held."""
+    request = requests[0]
+    reason = reason_shown(request.get("description", ""))
+    _show_call(console, request, workspace, (1, len(requests)), reason, request["args"], False)
+    return HeldChoice(
+        console, f"{_choices(bool(request.get('rerun')), bool(request.get('sandbox')))} > "
+    )
+
+
+def _choices(rerun: bool, lift: bool) -> str:
+    """The choices of a call as first shown: a rerun's, a confined call's, or the usual."""
+    return RERUN_CHOICES if rerun else UNCONFINED_CHOICES if lift else CHOICES
+
+
 def reason_shown(description: str) -> str:
     """What the panel says under a call: why it asks, when that is more than the default
     (every call asks unless a rule says otherwise: saying so on every panel says nothing)."""
@@ -165,9 +188,11 @@ def _ask_one(
     rerun: bool = False,
     lift: bool = False,
     on_always: Callable[[], Decision | None] | None = None,
+    held: HeldChoice | None = None,
 ) -> Decision | None:
     """The decision for one call shown by `show(args, edited)`; None to quit. An edit is
-    shown (a diff for a file) and waits for `a`, as the call first did."""
+    shown (a diff for a file) and waits for `a`, as the call first did. `held`: the first
+    choice, drawn already (draw_first)."""
     original = args
     edited: Decision | None = None  # the edit shown, approved by `a`
     draft: str | None = None  # a refused edit, kept to be offered again
@@ -175,8 +200,11 @@ def _ask_one(
         if edited is not None:
             choices = EDITED_CHOICES
         else:
-            choices = RERUN_CHOICES if rerun else UNCONFINED_CHOICES if lift else CHOICES
-        choice = read_choice(console, f"{choices} > ")  # EOFError: Ctrl-D, the caller leaves
+            choices = _choices(rerun, lift)
+        if held is not None:  # EOFError: Ctrl-D, the caller leaves
+            choice, held = held.take(), None
+        else:
+            choice = read_choice(console, f"{choices} > ")
         if choice == REDRAW:
             show(args, edited is not None)
         elif choice == QUIT:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from agentcli_tools.plurals import plural
 
-from agentcli.ui.recap import ARGS_CHARS, EXCHANGES, MESSAGE_LINES, call_line, message, recap
+from agentcli.session.review_preview import EXCHANGES
+from agentcli.ui.recap import ARGS_CHARS, MESSAGE_LINES, call_line, message, recap
 
 
 def exchange(number: int, calls: list[dict] | None = None) -> list[dict]:
