@@ -100,17 +100,25 @@ class Chat:
         self.banner()
         if continues(self.starting):  # resume: the last exchanges first
             self.early = early_review(self.starting, message)
-            if self.early is not None:  # drawn from the index, checked before a key counts
-                self.early.recap(self.console, self.starting.thread_id)
-            else:
+            # drawn from the index, checked before a key counts
+            if self.early is not None and not self.early.recap(
+                self.console, self.starting.thread_id
+            ):
+                self.early.drop(self.console)
+                self.early = None
+            if self.early is None:
                 show_recap(self)
         self.console.print(Text("/help for commands, /exit or Ctrl-D to leave", style="dim"))
         if message is not None and message.strip():  # from the command line: shown as typed
             self.console.print(styled("you> ", (message.strip(), ""), multiline=True))
         try:
             if self.early is not None:
-                self.early.panel(self.console, self.workspace)
-                self.starting.begin()  # the session is made while the person reads
+                if self.early.panel(self.console, self.workspace):
+                    self.starting.begin()  # the session is made while the person reads
+                else:
+                    self.early.drop(self.console)
+                    self.early = None
+                    show_recap(self)
             if self.starting.awaiting and not self.answer_pending(self.early):
                 return self.bye(pending=True)
             while not self.leaving:

@@ -40,17 +40,29 @@ class EarlyReview:
     preview: Preview
     held: HeldChoice | None = None  # the first panel's choice, once drawn
 
-    def recap(self, console: Console, thread_id: str) -> None:
+    def recap(self, console: Console, thread_id: str) -> bool:
+        """Draw the recap; False if the preview cannot be drawn (it is not what agentcli
+        writes: the thread is then drawn from its state)."""
         from agentcli.ui.recap import recap_of
 
         markdown = console.is_terminal and not console.no_color  # as the chat's answers show
-        for line in recap_of(self.preview.earlier, self.preview.entries, thread_id, markdown):
-            console.print(line)
+        try:
+            lines = recap_of(self.preview.earlier, self.preview.entries, thread_id, markdown)
+            for line in lines:
+                console.print(line)
+        except Exception:  # a forged preview of the wrong shape: drawn from the state instead
+            return False
+        return True
 
-    def panel(self, console: Console, workspace: Path) -> None:
+    def panel(self, console: Console, workspace: Path) -> bool:
+        """Draw the first panel and hold its choice; False as for `recap`."""
         from agentcli.ui.review_prompt import draw_first
 
-        self.held = draw_first(console, self.preview.calls, workspace)
+        try:
+            self.held = draw_first(console, self.preview.calls, workspace)
+        except Exception:  # as in recap
+            return False
+        return True
 
     def holds(self, session: ThreadSession, review: ReviewRequest | None) -> bool:
         """Whether the session, from the thread's own state, would draw what was drawn and

@@ -47,7 +47,7 @@ class Preview:
         try:
             document = json.loads(text)
             earlier, entries, calls = document["earlier"], document["entries"], document["calls"]
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):
             return None
         fine = isinstance(earlier, int) and isinstance(entries, list) and isinstance(calls, list)
         if not fine or not calls or not all(isinstance(call, dict) for call in calls):

@@ -134,3 +134,28 @@ def test_ctrl_d_at_the_early_panel_leaves_the_call_waiting(agent: Agent) -> None
     assert not (agent.workspace / "a.txt").exists()
     [row] = json.loads(agent.run("threads", "list", "--json").stdout)
     assert row["status"] == "awaiting_approval"
+
+
+def test_a_preview_of_the_wrong_shape_gives_way_to_the_state(agent: Agent) -> None:
+    """A preview agentcli never writes (a call's arguments not an object, a message not
+    text) cannot stop the thread from resuming: what waits is drawn from the state."""
+    thread = parked(agent)
+    store = agent.store()
+    try:
+        wrong = {
+            "earlier": 0,
+            "entries": [{"role": "user", "text": 5, "calls": "x"}],
+            "calls": [{"name": "write_file", "args": "not an object"}],
+        }
+        store.keep_preview(thread, json.dumps(wrong))
+    finally:
+        store.close()
+    agent.server.push(text("Wrote it."))
+    child = agent.spawn("resume", thread)
+    child.expect_exact(NOT_HELD)
+    child.expect(r"\+real")
+    child.expect(CHOICE)
+    child.send("a")
+    child.expect("Wrote it.")
+    leave(child)
+    assert (agent.workspace / "a.txt").read_text() == "real\n"

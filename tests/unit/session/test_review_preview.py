@@ -89,6 +89,7 @@ def test_a_plan_review_and_no_review_have_no_preview() -> None:
         None,
         "",
         "not json",
+        "[" * 100_000,  # deeper than the parser goes
         "[]",
         '{"earlier": 0, "entries": []}',
         '{"earlier": "0", "entries": [], "calls": [{"name": "a", "args": {}}]}',
