@@ -32,6 +32,7 @@ from typing import Any
 import pexpect
 import ptyprocess
 
+from tests.helpers.waiting import WAIT_S
 from tests.helpers.warm_start import HEADER
 
 SERVER = Path(__file__).with_name("warm_start.py")
@@ -274,3 +275,18 @@ class _WarmPty(ptyprocess.PtyProcess):
             self._receive()
         self.isalive()
         return self.exitstatus
+
+    def terminate(self, force: bool = False) -> bool:
+        """As ptyprocess's, but after SIGKILL the status is waited for: it comes once the
+        server has reaped the command, which on a busy machine takes longer than the
+        0.1 s ptyprocess allows a process it reaps itself."""
+        if super().terminate(force):
+            return True
+        if not force:
+            return False
+        self.conn.settimeout(WAIT_S)
+        try:
+            self.wait()
+        except (OSError, ptyprocess.PtyProcessError):
+            return False
+        return True
