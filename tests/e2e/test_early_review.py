@@ -159,3 +159,46 @@ def test_a_preview_of_the_wrong_shape_gives_way_to_the_state(agent: Agent) -> No
     child.expect("Wrote it.")
     leave(child)
     assert (agent.workspace / "a.txt").read_text() == "real\n"
+
+
+def test_a_workspace_changed_in_the_index_while_the_session_is_made_is_not_held(
+    agent: Agent, tmp_path: Path
+) -> None:
+    """The early panel diffs against the workspace the index gave; the session reads the
+    index's row again. A store writer who moves the thread between the two reads must not
+    have the key drawn at a new file's panel overwrite a file in the other workspace."""
+    thread = parked(agent)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a.txt").write_text("precious\n")
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", WITH_HOOK, "resume", thread],
+        env=agent.env,
+        cwd=str(agent.workspace),
+        encoding="utf-8",
+        timeout=120,
+        dimensions=(40, 120),
+    )
+    child.logfile_read = sys.stdout
+    try:
+        child.expect(r"\+real")  # a new file in agent.workspace: nothing removed
+        child.expect(CHOICE)
+        child.expect_exact(LOADING)  # the session is being made: its row not read yet
+        store = agent.store()
+        try:
+            with store._transaction():  # as another process writing the store would
+                store._execute(
+                    "UPDATE agentcli_threads SET workspace = ? WHERE thread_id = ?",
+                    (str(other), thread),
+                )
+        finally:
+            store.close()
+        child.send("a")  # at the panel drawn against agent.workspace
+        child.expect_exact(NOT_HELD)
+        child.expect(r"-precious")  # the call as it would run now, drawn again
+        child.expect(CHOICE)
+        assert (other / "a.txt").read_text() == "precious\n"
+    finally:
+        child.close(force=True)
+    assert (other / "a.txt").read_text() == "precious\n"
