@@ -39,6 +39,7 @@ class EarlyReview:
     text: str  # the preview as the index keeps it: what the session's state must give
     preview: Preview
     held: HeldChoice | None = None  # the first panel's choice, once drawn
+    workspace: Path | None = None  # what the first panel's diff was read from
 
     def recap(self, console: Console, thread_id: str) -> bool:
         """Draw the recap; False if the preview cannot be drawn (it is not what agentcli
@@ -58,6 +59,7 @@ class EarlyReview:
         """Draw the first panel and hold its choice; False as for `recap`."""
         from agentcli.ui.review_prompt import draw_first
 
+        self.workspace = workspace.resolve()
         try:
             self.held = draw_first(console, self.preview.calls, workspace)
         except Exception:  # as in recap
@@ -66,8 +68,11 @@ class EarlyReview:
 
     def holds(self, session: ThreadSession, review: ReviewRequest | None) -> bool:
         """Whether the session, from the thread's own state, would draw what was drawn and
-        ask the person about it."""
+        ask the person about it: the same text, the diff read from the same workspace (the
+        index's row is read again to make the session: it may have changed since)."""
         if review is None or preview_text(session.values(), review) != self.text:
+            return False
+        if session.workspace is None or session.workspace.resolve() != self.workspace:
             return False
         return session.policy_decisions(review) is None
 

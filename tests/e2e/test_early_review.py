@@ -6,7 +6,9 @@ but never decides."""
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import termios
 from pathlib import Path
 
 import pexpect
@@ -159,3 +161,109 @@ def test_a_preview_of_the_wrong_shape_gives_way_to_the_state(agent: Agent) -> No
     child.expect("Wrote it.")
     leave(child)
     assert (agent.workspace / "a.txt").read_text() == "real\n"
+
+
+def test_a_workspace_changed_in_the_index_while_the_session_is_made_is_not_held(
+    agent: Agent, tmp_path: Path
+) -> None:
+    """The early panel diffs against the workspace the index gave; the session reads the
+    index's row again. A store writer who moves the thread between the two reads must not
+    have the key drawn at a new file's panel overwrite a file in the other workspace."""
+    thread = parked(agent)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a.txt").write_text("precious\n")
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", WITH_HOOK, "resume", thread],
+        env=agent.env,
+        cwd=str(agent.workspace),
+        encoding="utf-8",
+        timeout=120,
+        dimensions=(40, 120),
+    )
+    child.logfile_read = sys.stdout
+    try:
+        child.expect(r"\+real")  # a new file in agent.workspace: nothing removed
+        child.expect(CHOICE)
+        child.expect_exact(LOADING)  # the session is being made: its row not read yet
+        store = agent.store()
+        try:
+            with store._transaction():  # as another process writing the store would
+                store._execute(
+                    "UPDATE agentcli_threads SET workspace = ? WHERE thread_id = ?",
+                    (str(other), thread),
+                )
+        finally:
+            store.close()
+        child.send("a")  # at the panel drawn against agent.workspace
+        child.expect_exact(NOT_HELD)
+        child.expect(r"-precious")  # the call as it would run now, drawn again
+        child.expect(CHOICE)
+        assert (other / "a.txt").read_text() == "precious\n"
+    finally:
+        child.close(force=True)
+    assert (other / "a.txt").read_text() == "precious\n"
+
+
+def test_sigterm_while_the_session_is_made_gives_the_terminal_back(agent: Agent) -> None:
+    """The held choice puts the terminal in cbreak mode without echo: a stop signal while
+    the session is made must leave it as it was (the pty's modes, read from its master)."""
+    thread = parked(agent)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", WITH_HOOK, "resume", thread],
+        env=agent.env,
+        cwd=str(agent.workspace),
+        encoding="utf-8",
+        timeout=120,
+        dimensions=(40, 120),
+    )
+    try:
+        child.expect(CHOICE)
+        child.expect_exact(LOADING)
+        held = termios.tcgetattr(child.child_fd)[3]
+        assert not held & termios.ECHO, "the held choice is read unechoed"
+        child.kill(signal.SIGTERM)
+        child.expect(pexpect.EOF)
+        modes = termios.tcgetattr(child.child_fd)[3]
+    finally:
+        child.close(force=True)
+    for mode in (termios.ECHO, termios.ICANON, termios.ISIG):
+        assert modes & mode, modes
+    assert not (agent.workspace / "a.txt").exists()
+
+
+def test_a_forged_second_call_drops_the_key_held_at_the_first(agent: Agent) -> None:
+    """The first panel is drawn from the preview and the others from the state: a preview
+    whose second call differs from the state's is not held either."""
+    agent.server.push(
+        tool_calls(
+            ("write_file", {"path": "a.txt", "content": "one\n"}),
+            ("write_file", {"path": "b.txt", "content": "evil\n"}),
+        )
+    )
+    assert agent.run("run", "write two").returncode == 3
+    store = agent.store()
+    try:
+        thread = store.recent(1)[0].thread_id
+        preview = json.loads(store.preview(thread) or "null")
+        preview["calls"][1]["args"]["content"] = "harmless\n"
+        store.keep_preview(thread, json.dumps(preview))
+    finally:
+        store.close()
+    child = agent.spawn("resume", thread)
+    child.expect(r"\(1/2\)")
+    child.expect(CHOICE)
+    child.send("a")  # held at a panel whose review's second call is forged
+    child.expect_exact(NOT_HELD)
+    child.expect(r"\(1/2\)")
+    child.expect(CHOICE)
+    child.send("a")
+    child.expect(r"\(2/2\)")
+    child.expect(r"\+evil")  # the state's second call, as it waits
+    child.expect(CHOICE)
+    child.send("q")
+    leave(child)
+    assert not (agent.workspace / "a.txt").exists()
+    assert not (agent.workspace / "b.txt").exists()
