@@ -128,12 +128,8 @@ class Policy:
     ) -> Verdict:
         """The verdict on one call. ``workspace`` is where file paths are resolved: without
         it no allow rule matches a file path (it cannot be checked), deny rules still do."""
-        if tool in self.flag_deny:
-            return Verdict("deny", "flag --deny")
-        if tool in self.deny:
-            return Verdict("deny", "config approval.deny")
-        if found := self._rule(tool, args, "deny", workspace):
-            return found
+        if denied := self.denial(tool, args, workspace=workspace):
+            return denied
         if self.auto_approve:
             return Verdict("allow", "flag --auto-approve")
         if tool in self.flag_allow:
@@ -150,6 +146,19 @@ class Policy:
         if granted := mode_grant(self.mode, tool, args, workspace, self.box):
             return Verdict("allow", granted)
         return Verdict("ask", "default")
+
+    def denial(
+        self, tool: str, args: Mapping[str, Any], *, workspace: Path | None = None
+    ) -> Verdict | None:
+        """The verdict when this policy denies the call (a flag, the config's deny list, a
+        deny rule), else None. `decide` asks it first, so nothing else (a thread's
+        allowances, a mode, --auto-approve) undoes it; it is also all that an answer to a
+        review must still meet, whoever gave the answer (agent/review/node.py)."""
+        if tool in self.flag_deny:
+            return Verdict("deny", "flag --deny")
+        if tool in self.deny:
+            return Verdict("deny", "config approval.deny")
+        return self._rule(tool, args, "deny", workspace)
 
     def redirect_refusal(self, first: str, url: str) -> str | None:
         """Why fetch_url, fetching `first`, must not request `url` (a redirect), or None.

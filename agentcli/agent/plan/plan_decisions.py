@@ -14,7 +14,7 @@ from langgraph.types import Command, Overwrite
 
 from agentcli.agent.plan.plan_check import Plan, Task
 from agentcli.agent.plan.plan_run import APPROVED, DROPPED, run_of, seal_plan
-from agentcli.agent.review.approval_seals import allowed_tools, seal_tool
+from agentcli.agent.review.approval_seals import seal_tool
 from agentcli.agent.state import RunContext
 from agentcli.agent.toolset.sandboxing import UNCONFINED
 from agentcli.audit.records import PEOPLE, audit_record, decider, refusal_kind
@@ -36,7 +36,6 @@ def denied_reasons(review: Any) -> dict[str, str]:
 
 
 def decided_plan(
-    state: Any,
     ctx: RunContext,
     asked_at: tuple[Any, str, int],
     message: AIMessage,
@@ -49,7 +48,6 @@ def decided_plan(
     """The plan as decided: sent back with feedback, or left approved for the agent node
     (`asked_at`: the key, thread and step of this approve task)."""
     key, thread, step = asked_at
-    allowed = allowed_tools(key, thread, state)
     audit: list[dict[str, Any]] = []
     outcome: dict[str, dict[str, Any]] = {}  # task call id -> who, args, state, why
     lifted = set(review.get("unconfined") or []) if isinstance(review, Mapping) else set()
@@ -65,8 +63,8 @@ def decided_plan(
         kind = decision["type"]
         args = decision["edited_action"]["args"] if kind == "edit" else task_call["args"]
         if kind in ("approve", "edit"):
-            verdict = ctx.policy.decide(task_call["name"], args, allowed, workspace=ctx.workspace)
-            if verdict.decision == "deny":  # a resume may bring --deny
+            verdict = ctx.policy.denial(task_call["name"], args, workspace=ctx.workspace)
+            if verdict is not None:  # a resume may bring --deny (node.py: denied)
                 audit.append(audit_record(task_call, "denied", verdict.who, verdict.by))
                 dropped[task_call["id"]] = f"denied: {verdict.refusal}"
                 continue

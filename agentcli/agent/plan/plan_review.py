@@ -151,7 +151,7 @@ def make_plan_nodes(tools: Sequence[BaseTool]):  # noqa: ANN201 - two node halve
             else []
         )
         asked_at = (key, thread, step)
-        return decided_plan(state, ctx, asked_at, message, call, plan, pending, review, decisions)
+        return decided_plan(ctx, asked_at, message, call, plan, pending, review, decisions)
 
     return review, approve
 

@@ -103,8 +103,8 @@ def ask_again(
     kind = decision["type"]
     if kind in ("approve", "edit"):
         args = decision["edited_action"]["args"] if kind == "edit" else call["args"]
-        verdict = ctx.policy.decide(call["name"], args, workspace=ctx.workspace) if ctx else None
-        if verdict is None or verdict.decision != "deny":
+        verdict = ctx.policy.denial(call["name"], args, workspace=ctx.workspace) if ctx else None
+        if verdict is None:
             outcome = "approved again" if kind == "approve" else "edited"
             record = audit_record(call, outcome, who, by, ran_args=args, rerun=earlier)
             return {**call, "args": args}, {"audit": [record]}

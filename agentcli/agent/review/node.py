@@ -227,14 +227,15 @@ def make_review_nodes(tools: Sequence[BaseTool], start: Start):  # noqa: ANN201 
             turn.refuse(call, "refused", "agentcli", ALTERED_BY, ALTERED)
         for stray in pending.strays:
             turn.note(stray, "refused", "agentcli", "not a call of the model's turn")
-        allowed = allowed_tools(key, thread, state)
 
         def denied(call: ToolCall, args: Any) -> bool:
-            """Refused when the policy of this run denies it (a resume may bring --deny)."""
-            verdict = ctx.policy.decide(call["name"], args, allowed, workspace=ctx.workspace)
-            if verdict.decision == "deny":
+            """Refused when the policy of this run denies it (a resume may bring --deny; an
+            edit's arguments were never decided): only a deny counts here, which no
+            allowance of the thread undoes, so they are not read again."""
+            verdict = ctx.policy.denial(call["name"], args, workspace=ctx.workspace)
+            if verdict is not None:
                 turn.refuse(call, "denied", verdict.who, verdict.by, verdict.refusal)
-            return verdict.decision == "deny"
+            return verdict is not None
 
         turn.approved = list(pending.allowed)  # audited by the review, whatever the flags now
         lifted = review.get("unconfined") if isinstance(review, Mapping) else None

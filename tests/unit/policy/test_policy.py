@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -171,3 +172,47 @@ def test_the_parser_is_imported_on_first_use_only() -> None:
         "assert 'tree_sitter' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+# -- denial: the one deny check, which decide asks first and every answer is held to ------
+
+DENYING = [
+    Policy.build(flag_deny=["shell"]),
+    Policy.build(deny=["shell"]),
+    Policy.build(rules=[{"tool": "shell", "match": "rm *", "decision": "deny"}]),
+]
+GRANTING = [  # what could turn a verdict into "allow", and must never undo a deny
+    {},
+    {"auto_approve": True},
+    {"flag_allow": ["shell"]},
+    {"allow": ["shell"]},
+    {"rules": [{"tool": "shell", "match": "rm *", "decision": "allow"}]},
+    {"mode": "auto"},
+]
+
+
+@pytest.mark.parametrize("grant", GRANTING, ids=range(len(GRANTING)))
+@pytest.mark.parametrize("command", ["rm -rf x", "ls", "rm x; ls"])
+def test_decide_denies_exactly_what_denial_denies_whatever_allows_it(
+    grant: dict[str, Any], command: str, tmp_path: Path
+) -> None:
+    """The approve node checks only `denial` (a person's approval, an edit): so nothing
+    that `decide` reads after it (a thread's allowances, --auto-approve, a mode, an allow
+    rule) may turn a deny into anything else."""
+    args = {"command": command}
+    for denying in DENYING:
+        rules = [*(r.__dict__ for r in denying.rules), *grant.get("rules", [])]
+        policy = Policy.build(
+            allow=grant.get("allow", ()),
+            deny=denying.deny,
+            rules=[{k: v for k, v in r.items() if v is not None} for r in rules],
+            flag_allow=grant.get("flag_allow", ()),
+            flag_deny=denying.flag_deny,
+            auto_approve=grant.get("auto_approve", False),
+            mode=grant.get("mode", "ask"),
+        )
+        denied = policy.denial("shell", args, workspace=tmp_path)
+        verdict = policy.decide("shell", args, ["shell"], workspace=tmp_path)
+        assert (verdict.decision == "deny") is (denied is not None), (policy, command)
+        assert denied is None or verdict == denied
+    assert Policy.build(**grant).denial("shell", args, workspace=tmp_path) is None
