@@ -143,6 +143,9 @@ class Chat:
             self.view.end()
             self.bye(pending=False)
             raise
+        finally:
+            if self.early is not None:  # an error before its choice was read or dropped
+                self.early.release()
         self.bye(pending=self.left_waiting() is not None)
 
     def banner(self) -> None:
