@@ -35,6 +35,20 @@ runpy.run_path({AGENTCLI!r}, run_name="__main__")
 """
 
 
+def hooked_resume(agent: Agent, thread: str) -> pexpect.spawn:
+    """`agentcli resume THREAD` under WITH_HOOK, on a 40x120 terminal: LOADING shows when
+    LangChain or LangGraph starts loading."""
+    return pexpect.spawn(
+        sys.executable,
+        ["-c", WITH_HOOK, "resume", thread],
+        env=agent.env,
+        cwd=str(agent.workspace),
+        encoding="utf-8",
+        timeout=120,
+        dimensions=(40, 120),
+    )
+
+
 def parked(agent: Agent, content: str = "real\n") -> str:
     """A thread parked at a review of one write_file of a.txt: its id."""
     agent.server.push(tool_calls(("write_file", {"path": "a.txt", "content": content})))
@@ -61,15 +75,7 @@ def forge(agent: Agent, thread: str, content: str) -> None:
 
 def test_the_panel_is_drawn_before_langchain_loads(agent: Agent) -> None:
     thread = parked(agent)
-    child = pexpect.spawn(
-        sys.executable,
-        ["-c", WITH_HOOK, "resume", thread],
-        env=agent.env,
-        cwd=str(agent.workspace),
-        encoding="utf-8",
-        timeout=120,
-        dimensions=(40, 120),
-    )
+    child = hooked_resume(agent, thread)
     try:
         child.expect(CHOICE)
         shown = (child.before or "") + str(child.after)
@@ -173,15 +179,7 @@ def test_a_workspace_changed_in_the_index_while_the_session_is_made_is_not_held(
     other = tmp_path / "other"
     other.mkdir()
     (other / "a.txt").write_text("precious\n")
-    child = pexpect.spawn(
-        sys.executable,
-        ["-c", WITH_HOOK, "resume", thread],
-        env=agent.env,
-        cwd=str(agent.workspace),
-        encoding="utf-8",
-        timeout=120,
-        dimensions=(40, 120),
-    )
+    child = hooked_resume(agent, thread)
     child.logfile_read = sys.stdout
     try:
         child.expect(r"\+real")  # a new file in agent.workspace: nothing removed
@@ -210,15 +208,7 @@ def test_sigterm_while_the_session_is_made_gives_the_terminal_back(agent: Agent)
     """The held choice puts the terminal in cbreak mode without echo: a stop signal while
     the session is made must leave it as it was (the pty's modes, read from its master)."""
     thread = parked(agent)
-    child = pexpect.spawn(
-        sys.executable,
-        ["-c", WITH_HOOK, "resume", thread],
-        env=agent.env,
-        cwd=str(agent.workspace),
-        encoding="utf-8",
-        timeout=120,
-        dimensions=(40, 120),
-    )
+    child = hooked_resume(agent, thread)
     try:
         child.expect(CHOICE)
         child.expect_exact(LOADING)
