@@ -128,8 +128,8 @@ class Policy:
     ) -> Verdict:
         """The verdict on one call. ``workspace`` is where file paths are resolved: without
         it no allow rule matches a file path (it cannot be checked), deny rules still do."""
-        if denied := self.denial(tool, args, workspace=workspace):
-            return denied
+        if found := self._denied_or_hidden(tool, args, workspace):
+            return found
         if self.auto_approve:
             return Verdict("allow", "flag --auto-approve")
         if tool in self.flag_allow:
@@ -153,7 +153,16 @@ class Policy:
         """The verdict when this policy denies the call (a flag, the config's deny list, a
         deny rule), else None. `decide` asks it first, so nothing else (a thread's
         allowances, a mode, --auto-approve) undoes it; it is also all that an answer to a
-        review must still meet, whoever gave the answer (agent/review/node.py)."""
+        review must still meet, whoever gave the answer (agent/review/node.py). A deny rule
+        the command may hide is a question, not a denial: the person answered it."""
+        found = self._denied_or_hidden(tool, args, workspace)
+        return found if found is not None and found.decision == "deny" else None
+
+    def _denied_or_hidden(
+        self, tool: str, args: Mapping[str, Any], workspace: Path | None
+    ) -> Verdict | None:
+        """A deny (a flag, the config's deny list, a deny rule), or the question a deny
+        rule the command may hide asks (shell_rules.py); None if no deny applies."""
         if tool in self.flag_deny:
             return Verdict("deny", "flag --deny")
         if tool in self.deny:

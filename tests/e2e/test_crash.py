@@ -47,7 +47,7 @@ def killed_mid_call(agent: Agent) -> str:
     ws = agent.workspace
     agent.server.push(tool_calls(("shell", {"command": f"echo x >> ran.log; {WAIT_FOR_GO}"})))
     child = agent.start("run", "run it", "-y")
-    kill_when(child, lambda: (ws / "ran.log").exists())
+    kill_when(child, lambda: lines(ws / "ran.log") == 1)  # created, and written
     return str(only_thread(agent)["thread_id"])
 
 
@@ -102,7 +102,7 @@ def test_killed_between_the_tools_of_one_turn(agent: Agent) -> None:
             values = [plain(kind, value) for kind, value in rows.fetchall()]
         return any(b"call_1" in value and b"call_2" not in value for value in values)
 
-    kill_when(child, lambda: (ws / "slow.log").exists() and fast_result_saved())
+    kill_when(child, lambda: lines(ws / "slow.log") == 1 and fast_result_saved())
     thread = only_thread(agent)["thread_id"]
     parked = agent.run("run", "--thread", thread, "-o", "json")
     assert parked.returncode == 3, parked.stderr

@@ -216,3 +216,13 @@ def test_decide_denies_exactly_what_denial_denies_whatever_allows_it(
         assert (verdict.decision == "deny") is (denied is not None), (policy, command)
         assert denied is None or verdict == denied
     assert Policy.build(**grant).denial("shell", args, workspace=tmp_path) is None
+
+
+def test_a_deny_rule_the_command_may_hide_asks_and_is_no_denial() -> None:
+    """`rm -f $1` may be `rm -f keep.txt`: the deny rule makes it a question, which the
+    person answered at the review; only the command as it runs is denied."""
+    policy = Policy.build(rules=[{"tool": "shell", "match": "rm *keep*", "decision": "deny"}])
+    hidden = {"command": "rm -f $1"}
+    assert policy.decide("shell", hidden).decision == "ask"
+    assert policy.denial("shell", hidden) is None
+    assert policy.denial("shell", {"command": "rm -f keep.txt"}) is not None
