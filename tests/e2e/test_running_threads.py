@@ -97,8 +97,8 @@ def test_a_second_run_and_a_delete_are_refused_and_force_stops_the_run(agent: Ag
         deleted = agent.run("threads", "delete", thread, "--yes", "--force")
         assert deleted.returncode == 0, deleted.stderr
         assert deleted.stdout == f"deleted thread {thread}\n"
-        run.communicate(timeout=WAIT_S)
-        assert run.returncode == 128 + signal.SIGTERM  # stopped, as by SIGTERM
+        _, said = run.communicate(timeout=WAIT_S)
+        assert run.returncode == 128 + signal.SIGTERM, said  # stopped, as by SIGTERM
         assert listed(agent) == []
         assert not (agent.workspace / "marker").exists()  # its command was stopped too
     finally:
