@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -296,20 +296,29 @@ def _run_importtime(agent: Agent, *args: str) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
-def test_nothing_is_sent_or_imported_without_an_endpoint(agent: Agent) -> None:
-    """The SDK's default endpoint (localhost:4318) hears nothing when no endpoint is set,
-    even with other OTEL_* variables; and OpenTelemetry is not imported."""
+@contextmanager
+def _nothing_sent_without_an_endpoint(model: Any, agent: Agent, *args: str) -> Iterator[Any]:
+    """`agentcli run ARGS` (one shell call, then an answer from `model`) with OTEL_*
+    variables but no endpoint: the SDK's default endpoint (localhost:4318) hears nothing,
+    and OpenTelemetry is not imported. Yields that endpoint's receiver, still listening."""
     with ExitStack() as stack:
         try:
             default = stack.enter_context(receiving(port=4318))
         except OSError:
             pytest.skip("the OTLP default port is taken on this machine")
-        agent.server.push(tool_calls(("shell", {"command": "echo hi"})), text("done"))
+        model.push(tool_calls(("shell", {"command": "echo hi"})), text("done"))
         agent.env.update(OTEL_SERVICE_NAME="my-agent", OTEL_TRACES_EXPORTER="otlp")
-        ran = _run_importtime(agent, "run", "--auto-approve", "go")
+        ran = _run_importtime(agent, "run", *args)
         assert ran.returncode == 0, ran.stderr[-3000:]
         assert not _imports_otel(ran)
         assert default.requests == []
+        yield default
+
+
+def test_nothing_is_sent_or_imported_without_an_endpoint(agent: Agent) -> None:
+    """The SDK's default endpoint (localhost:4318) hears nothing when no endpoint is set,
+    even with other OTEL_* variables; and OpenTelemetry is not imported."""
+    with _nothing_sent_without_an_endpoint(agent.server, agent, "--auto-approve", "go") as default:
         # the same check sees the import and the requests when an endpoint is set
         agent.server.push(text("done"))
         agent.env.update(default.env())
@@ -505,14 +514,5 @@ def test_a_review_on_a_server_answered_later_is_timed_from_the_question(
 def test_nothing_is_sent_from_a_server_run_without_an_endpoint(
     dev: DevServer, client: Agent
 ) -> None:
-    with ExitStack() as stack:
-        try:
-            default = stack.enter_context(receiving(port=4318))
-        except OSError:
-            pytest.skip("the OTLP default port is taken on this machine")
-        dev.model.push(tool_calls(("shell", {"command": "echo hi"})), text("done"))
-        client.env.update(OTEL_SERVICE_NAME="my-agent", OTEL_TRACES_EXPORTER="otlp")
-        ran = _run_importtime(client, "run", "--server", dev.url, "-y", "go")
-        assert ran.returncode == 0, ran.stderr[-3000:]
-        assert not _imports_otel(ran)
-        assert default.requests == []
+    with _nothing_sent_without_an_endpoint(dev.model, client, "--server", dev.url, "-y", "go"):
+        pass
