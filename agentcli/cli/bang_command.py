@@ -10,7 +10,11 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.console import Console
+from rich.text import Text
+
 from agentcli.session.attachments import shell_output
+from agentcli.ui.safe_text import safe
 
 
 @dataclass(frozen=True)
@@ -50,3 +54,18 @@ def run(command: str, cwd: Path) -> ShellRun:
         process.wait()
         raise
     return ShellRun(command, process.returncode, data.decode("utf-8", errors="replace"))
+
+
+def run_shown(console: Console, command: str, cwd: Path) -> ShellRun | None:
+    """Run `command` (`run`) and show its output, made safe, and what happens to it; None
+    if Ctrl-C stopped it (nothing is kept). OSError if it cannot start."""
+    try:
+        ran = run(command, cwd)
+    except KeyboardInterrupt:
+        console.print(Text("(stopped: nothing kept)", style="yellow"))
+        return None
+    if ran.output:
+        console.print(safe(ran.output.rstrip("\n")))
+    status = f"exit {ran.exit_code} · " if ran.exit_code else ""
+    console.print(Text(f"({status}output kept: it goes with your next message)", "dim"))
+    return ran

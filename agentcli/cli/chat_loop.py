@@ -183,21 +183,15 @@ class Chat:
 
     def shell(self, command: str) -> None:
         """`!command`: run it as the person, show its output, keep it for the next message."""
-        from agentcli.cli import bang_command
+        from agentcli.cli.bang_command import run_shown
 
         try:
-            ran = bang_command.run(command, self.workspace)
-        except KeyboardInterrupt:
-            self.console.print(Text("(stopped: nothing kept)", style="yellow"))
-            return
+            ran = run_shown(self.console, command, self.workspace)
         except OSError as exc:
             self.error(UsageError(f"cannot run the command: {exc.strerror or exc}"))
             return
-        if ran.output:
-            self.console.print(safe(ran.output.rstrip("\n")))
-        self.shell_runs.append(ran)
-        status = f"exit {ran.exit_code} · " if ran.exit_code else ""
-        self.console.print(Text(f"({status}output kept: it goes with your next message)", "dim"))
+        if ran is not None:
+            self.shell_runs.append(ran)
 
     def send(self, text: str, plan: bool | None = None) -> bool:
         """Play a message (with the files its `@path`s name and the `!command` output kept);
@@ -371,22 +365,10 @@ class Chat:
             self.view.begin("working")
 
     def show_usage(self, usage: dict[str, Any]) -> None:
-        if not usage.get("total_tokens"):
-            return
-        # here, not at the top: the token counter loads LangChain, which the prompt must not
-        # wait for (the session, made in the background, has loaded it by now)
-        from agentcli.session.spending import estimated_by, spent
+        from agentcli.cli.usage_line import usage_line
 
-        row = self.session.store.resolve(self.session.thread_id)
-        thread = spent(self.session.settings, row)
-        line = f"{usage['input_tokens']:,} in · {usage['output_tokens']:,} out"
-        if usage.get("estimated"):  # the server sent no usage: counted by agentcli's heuristic
-            line += f" (estimated: {estimated_by()})"
-        if "cost_usd" in usage:
-            line += f" · ${usage['cost_usd']:.4f}"
-        line += f"  (thread: {thread.input_tokens + thread.output_tokens:,} tokens"
-        line += f" · ${thread.cost_usd:.4f})" if thread.cost_usd is not None else ")"
-        self.console.print(Text(line, style="dim"))
+        if line := usage_line(self.session, usage):
+            self.console.print(Text(line, style="dim"))
 
     def error(self, exc: AgentcliError) -> None:
         self.view.end()
