@@ -230,7 +230,7 @@ def build_graph(
         # the tools this request offers: those that fit a small window (context/fixed_part.py)
         tools_offer = None if plan_mode else offering.choose(prompt, ctx, budget)
         chosen = offering.binding(plan_mode, tools_offer)
-        fit.offered(tools_offer.tools_tokens if tools_offer and not textual else None, textual)
+        fit.offered(tools_offer, textual)
         offered = chosen.offered
         if chosen.described:
             prompt += "\n\n" + chosen.described

@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.tools import BaseTool
 
 from agentcli.agent.context.compaction import Budget, compact, outgoing
+from agentcli.agent.context.fixed_part import Offer
 from agentcli.agent.context.window import overflowed, window_in
 from agentcli.agent.model.token_count import Calibration, messages_tokens, tools_tokens
 
@@ -21,7 +22,8 @@ class ContextFit:
     def __init__(self, tools: Sequence[BaseTool]) -> None:
         self.tools = tools
         self._tool_tokens: int | None = None  # counted at the first request, not at build
-        self._offered: int | None = None  # this request's tools, when it offers fewer
+        self._offered: Offer | None = None  # this request's tools, when it offers fewer
+        self._textual = False
         self.calibration = Calibration()
         self.learnt: int | None = None  # a smaller window a server's refusal named
 
@@ -35,15 +37,18 @@ class ContextFit:
         self.learnt = named
         return True
 
-    def offered(self, tokens: int | None, textual: bool = False) -> None:
-        """The tools this request carries cost `tokens` (None: all of them, as schemas); in
-        text mode none are sent as schemas: their description is in the system prompt."""
-        self._offered = 0 if textual else tokens
+    def offered(self, offer: Offer | None, textual: bool = False) -> None:
+        """The tools this request carries: `offer`'s (None: all of them, as schemas), counted
+        only if an estimate is made; in text mode none are sent as schemas: their
+        description is in the system prompt."""
+        self._offered, self._textual = offer, textual
 
     @property
     def tool_tokens(self) -> int:
+        if self._textual:
+            return 0
         if self._offered is not None:
-            return self._offered
+            return self._offered.tools_tokens
         if self._tool_tokens is None:
             from langchain_core.utils.function_calling import convert_to_openai_tool
 

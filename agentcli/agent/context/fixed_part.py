@@ -19,18 +19,30 @@ agentcli refuses to send (`too_small`), in one line that says what to change.
 `[tools] descriptions = "full"` or `"terse"` forces a form ("auto", the default, chooses as
 above). With no window known, everything is offered in full: nothing says it must shrink.
 The thread's tools are unchanged: a call to a tool left out is still reviewed and run.
+
+Counting is paid for only where a count decides something: loading the tokenizer costs more
+CPU than the rest of a turn (token_count.py). A token is at least one UTF-8 byte, so an
+offer whose bytes fit the allowance fits without counting, and an offer's own counts are
+made when first read (the chat header, `doctor`, an estimate against a known window).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcli.agent.model.token_count import PER_MESSAGE, text_tokens, tools_tokens
+from agentcli.agent.model.token_count import (
+    PER_MESSAGE,
+    text_bytes,
+    text_tokens,
+    tools_bytes,
+    tools_tokens,
+)
 
 CORE = ("read_file", "list_dir", "edit_file", "shell")  # [tools] core's default
 _SENTENCE = re.compile(r"(?<=[.!?])\s")
@@ -67,8 +79,7 @@ class Offer:
     schemas: list[dict[str, Any]]  # the tools offered, in the form sent
     left_out: list[str]  # the tools not offered, for want of room
     terse: bool
-    prompt_tokens: int  # the system prompt (in text mode, with the tools described)
-    tools_tokens: int  # the tools' schemas, as sent (0 in text mode: they are in the prompt)
+    counted: Callable[[], tuple[int, int]]  # prompt_tokens and tools_tokens, counted
     allowance: int | None  # the most the fixed part may take (None: the window is unknown)
     window: int | None
     fits: bool = True
@@ -77,6 +88,20 @@ class Offer:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "names", [s["function"]["name"] for s in self.schemas])
+
+    @functools.cached_property
+    def _counts(self) -> tuple[int, int]:
+        return self.counted()
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The system prompt (in text mode, with the tools described)."""
+        return self._counts[0]
+
+    @property
+    def tools_tokens(self) -> int:
+        """The tools' schemas, as sent (0 in text mode: they are in the prompt)."""
+        return self._counts[1]
 
     @property
     def fixed(self) -> int:
@@ -106,10 +131,10 @@ class Offer:
         )
 
 
-def _describe_tokens(prompt: str, schemas: Sequence[dict[str, Any]]) -> int:
+def _described(prompt: str, schemas: Sequence[dict[str, Any]]) -> str:
     from agentcli.agent.text_calls.prompt import describe
 
-    return text_tokens(prompt + "\n\n" + describe(schemas)) + PER_MESSAGE
+    return prompt + "\n\n" + describe(schemas)
 
 
 def offer(
@@ -126,20 +151,20 @@ def offer(
     full = list(schemas)
     short = [terse(s) for s in full]
 
-    def cost(chosen: Sequence[dict[str, Any]]) -> tuple[int, int]:
-        if textual:
-            return (_describe_tokens(prompt, chosen) if chosen else _prompt(prompt)), 0
-        return _prompt(prompt), tools_tokens(chosen) if chosen else 0
+    def fits(chosen: Sequence[dict[str, Any]]) -> bool:
+        assert allowance is not None  # the bound first: counting only where it cannot tell
+        bounds = (True, False)
+        return any(sum(_counts(prompt, chosen, textual, bound)) <= allowance for bound in bounds)
 
     def made(chosen: list[dict[str, Any]], is_terse: bool, **more: Any) -> Offer:
         names = {s["function"]["name"] for s in chosen}
         out = [s["function"]["name"] for s in full if s["function"]["name"] not in names]
-        prompt_tokens, tools = cost(chosen)
-        return Offer(chosen, out, is_terse, prompt_tokens, tools, allowance, window, **more)
+        counted = functools.partial(_counts, prompt, chosen, textual)
+        return Offer(chosen, out, is_terse, counted, allowance, window, **more)
 
     forms = {"full": [(full, False)], "terse": [(short, True)]}
     for whole, is_terse in forms.get(descriptions, [(full, False), (short, True)]):
-        if allowance is None or sum(cost(whole)) <= allowance or not whole:
+        if allowance is None or not whole or fits(whole):
             return made(whole, is_terse)
     assert allowance is not None
     is_terse = descriptions != "full"
@@ -147,15 +172,22 @@ def offer(
     ranked = sorted(pool, key=lambda s: _rank(s["function"]["name"], core))
     chosen: list[dict[str, Any]] = []
     for schema in ranked:
-        if sum(cost([*chosen, schema])) <= allowance:
+        if fits([*chosen, schema]):
             chosen.append(schema)
     chosen.sort(key=pool.index)  # offered in their usual order
-    minimum = sum(cost(ranked[:1]))
+    minimum = sum(_counts(prompt, ranked[:1], textual))
     return made(chosen, is_terse, fits=bool(chosen), minimum=minimum)
 
 
-def _prompt(prompt: str) -> int:
-    return text_tokens(prompt) + PER_MESSAGE
+def _counts(
+    prompt: str, chosen: Sequence[dict[str, Any]], textual: bool, bound: bool = False
+) -> tuple[int, int]:
+    """The prompt's tokens and the schemas' tokens, as one request sends them; with `bound`,
+    a bound no count exceeds, had without the tokenizer (a token is at least one byte)."""
+    text, tools = (text_bytes, tools_bytes) if bound else (text_tokens, tools_tokens)
+    if textual:
+        return text(_described(prompt, chosen) if chosen else prompt) + PER_MESSAGE, 0
+    return text(prompt) + PER_MESSAGE, tools(chosen) if chosen else 0
 
 
 def _rank(name: str, core: Sequence[str]) -> int:

@@ -79,6 +79,12 @@ def text_tokens(text: str) -> int:
     return -(-len(_utf8(text)) // BYTES_PER_TOKEN)
 
 
+def text_bytes(text: str) -> int:
+    """A bound no count of `text` exceeds, either way it is counted: a token is at least one
+    UTF-8 byte."""
+    return len(_utf8(text))
+
+
 def head_tokens(text: str, count: int) -> str:
     """The start of `text` that holds about `count` tokens (by the same count)."""
     encoding = _tokenizer()
@@ -130,6 +136,11 @@ def tools_tokens(schemas: Sequence[Any]) -> int:
     return sum(
         text_tokens(json.dumps(schema, ensure_ascii=False, default=str)) for schema in schemas
     )
+
+
+def tools_bytes(schemas: Sequence[Any]) -> int:
+    """A bound no `tools_tokens` of the same schemas exceeds."""
+    return sum(text_bytes(json.dumps(s, ensure_ascii=False, default=str)) for s in schemas)
 
 
 def estimate_usage(

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from agentcli_tools.registry import BUILTIN_TOOLS
 
 from agentcli.agent.agent_graph import SYSTEM
+from agentcli.agent.context import fixed_part
 from agentcli.agent.context.compaction import Budget
 from agentcli.agent.context.fixed_part import CORE, offer, schema_of, terse
+from agentcli.agent.model.token_count import PER_MESSAGE, text_bytes, tools_bytes
 
 PROMPT = SYSTEM.format(workspace="/home/me/project")
 SCHEMAS = [schema_of(tool) for tool in BUILTIN_TOOLS.values()]
@@ -64,3 +69,37 @@ def test_when_nothing_fits_it_says_what_to_change() -> None:
     assert not chosen.fits and chosen.names == [] and chosen.minimum > 100
     line = chosen.too_small()
     assert "400 tokens" in line and "[model] context_window" in line and "\n" not in line
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every count the offer makes with the tokenizer's functions, by name."""
+    counted: list[str] = []
+    for name in ("text_tokens", "tools_tokens"):
+        real = getattr(fixed_part, name)
+
+        def count(value: Any, real: Any = real, name: str = name) -> int:
+            counted.append(name)
+            return int(real(value))
+
+        monkeypatch.setattr(fixed_part, name, count)
+    return counted
+
+
+def test_an_offer_counts_only_where_a_count_decides(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted = _counting(monkeypatch)
+    unknown = offer(PROMPT, SCHEMAS, allowance=None, window=None)
+    roomy = offer(PROMPT, SCHEMAS, allowance=Budget(128_000).fixed_tokens, window=128_000)
+    assert counted == []  # nothing to decide; the bytes alone show everything fits
+    assert unknown.names == roomy.names == NAMES and not roomy.terse
+    assert unknown.fixed == roomy.fixed > 1000 and counted  # counted once read, the same
+    counted.clear()
+    assert unknown.fixed == roomy.fixed and counted == []  # and only once
+
+
+def test_the_byte_bound_never_chooses_what_counting_would_not() -> None:
+    for window in (1024, 1500, 2048, 3000, 4096, 6000, 8192, 16384):
+        allowance = Budget(window).fixed_tokens
+        chosen = offer(PROMPT, SCHEMAS, allowance=allowance, window=window)
+        assert not chosen.fits or chosen.fixed <= allowance
+        bytes_of = text_bytes(PROMPT) + tools_bytes(chosen.schemas) + PER_MESSAGE
+        assert chosen.fixed <= bytes_of  # the bound bounds
