@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
@@ -17,7 +18,7 @@ from agentcli.threads.store import Store
 from tests.helpers.environment import isolated_env
 from tests.helpers.langgraph_dev import DevServer, serve
 from tests.helpers.scripted_server import ScriptedServer
-from tests.helpers.warm_run import warm_run, warm_spawn
+from tests.helpers.warm_run import warm_popen, warm_run, warm_spawn
 
 AGENTCLI = str(Path(sys.executable).parent / "agentcli")
 
@@ -53,16 +54,18 @@ class Agent:
             timeout=timeout,
         )
 
-    def start(self, *args: str) -> subprocess.Popen[str]:
-        """The command in the background, its output piped (read it with communicate)."""
-        return subprocess.Popen(
-            [AGENTCLI, *args],
-            env=self.env,
-            cwd=self.workspace,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+    def start(self, *args: str, cold: bool = False) -> Any:
+        """The command in the background, its output piped (read it with communicate),
+        started warm (tests/helpers/warm_run.py): a Popen, or a WarmProcess like one.
+        `cold`: a real Popen, for a test whose command must be seen as `agentcli` in
+        /proc (a warm one is a fork of the warm-start server)."""
+        if cold:
+            pipe = subprocess.PIPE
+            argv = [AGENTCLI, *args]
+            return subprocess.Popen(
+                argv, env=self.env, cwd=self.workspace, stdout=pipe, stderr=pipe, text=True
+            )
+        return warm_popen([AGENTCLI, *args], env=self.env, cwd=self.workspace)
 
     def spawn(self, *args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
         """The command on a terminal, started warm (tests/helpers/warm_run.py)."""

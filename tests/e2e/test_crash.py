@@ -16,13 +16,18 @@ from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import hang, text, tool_calls
 from tests.helpers.stored import plain
 from tests.helpers.terminal import CHOICE
-from tests.helpers.waiting import until
+from tests.helpers.waiting import NeverHappened, until
 
 WAIT_FOR_GO = "for i in $(seq 300); do [ -f go ] && break; sleep 0.1; done"
 
 
 def kill_when(child: subprocess.Popen[str], ready: Callable[[], bool]) -> None:
-    until(ready, what="the moment to kill", process=child)
+    """SIGKILL `child` once `ready()`; if it exits first, the failure carries its stderr."""
+    try:
+        until(ready, what="the moment to kill", process=child)
+    except NeverHappened as never:
+        _, printed = child.communicate(timeout=60)
+        raise NeverHappened(f"{never}\nits stderr:\n{printed}") from None
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=60)
 

@@ -33,7 +33,7 @@ def blocked_run(agent: Agent) -> tuple[subprocess.Popen[str], str]:
     """`run -y` whose shell call waits for the test's `go`, and its thread, once the call
     runs (not merely asked of the model: a kill then would find no call in the thread)."""
     agent.server.push(tool_calls(("shell", {"command": BLOCKED})), text("made it"))
-    run = agent.start("run", "wait for go", "-y")
+    run = agent.start("run", "wait for go", "-y", cold=True)  # --force stops only an agentcli
     until(lambda: (agent.workspace / "started").exists(), what="the shell call", process=run)
     return run, running_thread(agent)
 

@@ -9,11 +9,13 @@ import json
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Agent
+from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.scripted_server import text, tool_calls
+from tests.helpers.warm_run import warm_popen, warm_run
 
 pytestmark = pytest.mark.backends  # each test on SQLite and on PostgreSQL
 
@@ -37,31 +39,12 @@ def on_one_store(agent: Agent, tmp_path: Path) -> dict[str, str]:
 
 
 def run_as(agent: Agent, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [agent_command(), *args],
-        env=env,
-        cwd=agent.workspace,
-        capture_output=True,
-        text=True,
-        timeout=WAIT_S,
-    )
+    argv = [AGENTCLI, *args]
+    return warm_run(argv, env=env, cwd=agent.workspace, stdin="", timeout=WAIT_S)
 
 
-def start_as(agent: Agent, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [agent_command(), *args],
-        env=env,
-        cwd=agent.workspace,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def agent_command() -> str:
-    from tests.e2e.conftest import AGENTCLI
-
-    return AGENTCLI
+def start_as(agent: Agent, env: dict[str, str], *args: str) -> Any:
+    return warm_popen([AGENTCLI, *args], env=env, cwd=agent.workspace)
 
 
 def park(agent: Agent, command: str) -> str:

@@ -1,6 +1,7 @@
 """A real ACP client for tests: the Agent Client Protocol SDK's own client side
-(`acp.ClientSideConnection`, through `spawn_agent_process`) driving the installed
-`agentcli acp` over its stdin and stdout, as an editor does.
+(`acp.ClientSideConnection`) driving the installed `agentcli acp` over its stdin and stdout,
+as an editor does; the command is started warm (tests/helpers/warm_run.py), else through
+the SDK's `spawn_agent_process`.
 
     async with editor(agent, answers=["allow_once"]) as (ed, conn):
         await ed.start(conn)
@@ -16,11 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
+import subprocess
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp import PROTOCOL_VERSION, spawn_agent_process
+from acp import PROTOCOL_VERSION, connect_to_agent, spawn_agent_process
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
@@ -30,6 +34,9 @@ from acp.schema import (
 )
 
 from tests.e2e.conftest import AGENTCLI, Agent
+from tests.helpers.warm_run import warm_allowed, warm_launch
+
+SHUTDOWN_S = 2.0  # as the SDK's transport: stdin closed, then SIGTERM, then SIGKILL
 
 CANCEL, HOLD = "<cancel>", "<hold>"
 
@@ -112,16 +119,57 @@ async def editor(
     connection, process); the process is ended when the block ends (stdin closed)."""
     client = Editor(list(answers or []))
     log = agent.workspace.parent / "acp-stderr.log"  # read when a test fails
+    argv = [AGENTCLI, "acp", *args]
     with log.open("ab") as stderr:
-        async with spawn_agent_process(
-            client,
-            AGENTCLI,
-            "acp",
-            *args,
-            env=agent.env,
-            cwd=str(agent.workspace),
-            transport_kwargs={"stderr": stderr.fileno()},
-            observers=[client.heard],
-        ) as (conn, process):
-            await start(conn)
-            yield client, conn, process
+        if not warm_allowed(agent.env):
+            async with spawn_agent_process(
+                client,
+                *argv,
+                env=agent.env,
+                cwd=str(agent.workspace),
+                transport_kwargs={"stderr": stderr.fileno()},
+                observers=[client.heard],
+            ) as (conn, process):
+                await start(conn)
+                yield client, conn, process
+            return
+        async with _warm_stdio(argv, agent, os.dup(stderr.fileno())) as (reader, writer, process):
+            conn = connect_to_agent(client, writer, reader, observers=[client.heard])
+            try:
+                await start(conn)
+                yield client, conn, process
+            finally:
+                await conn.close()
+
+
+@contextlib.asynccontextmanager
+async def _warm_stdio(
+    argv: list[str], agent: Agent, stderr: int
+) -> AsyncIterator[tuple[asyncio.StreamReader, asyncio.StreamWriter, Any]]:
+    """The command started warm, its stdin and stdout as asyncio streams; at the end, its
+    stdin closed and its exit awaited, then stopped as the SDK's transport stops one."""
+    loop = asyncio.get_running_loop()
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    try:
+        process = warm_launch(argv, env=agent.env, cwd=agent.workspace, fds=[in_r, out_w, stderr])
+    except BaseException:
+        os.close(in_w)
+        os.close(out_r)
+        raise
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), open(out_r, "rb", 0))
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, open(in_w, "wb", 0)
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    try:
+        yield reader, writer, process
+    finally:
+        writer.close()
+        for then in (signal.SIGTERM, signal.SIGKILL, None):
+            try:
+                await loop.run_in_executor(None, process.wait, SHUTDOWN_S if then else None)
+                break
+            except subprocess.TimeoutExpired:
+                process.send_signal(then)

@@ -5,37 +5,27 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from tests.helpers.waiting import NeverHappened, file_holds, until
+from tests.helpers.warm_run import warm_popen
 
 AGENTCLI = str(Path(sys.executable).parent / "agentcli")
 
 
 def kill_when_logged(agent: Any, args: list[str], log: Path, text: str) -> None:
-    """Run `agentcli ARGS` for `agent` (tests/e2e/conftest.Agent) in a session of its own,
-    wait until `log` holds `text`, and SIGKILL the group. If the command exits first, the
-    failure carries what it printed on stderr."""
-    with tempfile.TemporaryFile() as stderr:
-        child = subprocess.Popen(
-            [AGENTCLI, *args],
-            cwd=agent.workspace,
-            env=agent.env,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            start_new_session=True,
-        )
-        try:
-            until(file_holds(log, text), what=f"{log.name} holds {text!r}", process=child)
-        except NeverHappened as never:
-            stderr.seek(0)
-            printed = stderr.read().decode(errors="replace")
-            raise NeverHappened(f"{never}\nits stderr:\n{printed}") from None
-        finally:
-            if child.poll() is None:
-                os.killpg(child.pid, signal.SIGKILL)
-            child.wait(60)
+    """Run `agentcli ARGS` for `agent` (tests/e2e/conftest.Agent) in a session of its own
+    (started warm: tests/helpers/warm_run.py), wait until `log` holds `text`, and SIGKILL the
+    group. If the command exits first, the failure carries what it printed on stderr."""
+    child = warm_popen([AGENTCLI, *args], env=agent.env, cwd=agent.workspace, session=True)
+    try:
+        until(file_holds(log, text), what=f"{log.name} holds {text!r}", process=child)
+    except NeverHappened as never:
+        _, printed = child.communicate(timeout=60)
+        raise NeverHappened(f"{never}\nits stderr:\n{printed}") from None
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+        child.communicate(timeout=60)

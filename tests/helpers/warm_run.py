@@ -17,6 +17,7 @@ import fcntl
 import json
 import locale
 import os
+import select
 import selectors
 import signal
 import socket
@@ -117,6 +118,136 @@ def _launch(
         for fd in set(fds):
             os.close(fd)
     return conn
+
+
+def warm_popen(argv: list[str], *, env: dict[str, str], cwd: Path, session: bool = False) -> Any:
+    """subprocess.Popen(argv, env=env, cwd=cwd, stdout=PIPE, stderr=PIPE, text=True,
+    start_new_session=session), started warm when warm_run would start it warm (its stdin
+    then /dev/null; it leads a session of its own either way): a WarmProcess, as much of
+    Popen as the tests use."""
+    if warm_allowed(env):
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        nothing = os.open(os.devnull, os.O_RDONLY)
+        try:
+            process = warm_launch(argv, env=env, cwd=cwd, fds=[nothing, out_w, err_w])
+        except BaseException:
+            os.close(out_r)
+            os.close(err_r)
+            raise
+        process.take_output(out_r, err_r)
+        return process
+    pipe = subprocess.PIPE
+    return subprocess.Popen(
+        argv, env=env, cwd=cwd, stdout=pipe, stderr=pipe, text=True, start_new_session=session
+    )
+
+
+def warm_allowed(env: dict[str, str]) -> bool:
+    """Whether a command in `env` starts warm (else it must be started cold)."""
+    global _server
+    if os.environ.get("AGENTCLI_TESTS_COLD"):
+        return False
+    if _server is None:
+        _server = _Server(dict(os.environ))
+    return _server.same_start(env)
+
+
+def warm_launch(argv: list[str], *, env: dict[str, str], cwd: Path, fds: list[int]) -> Any:
+    """The command started warm with `fds` as its stdin, stdout and stderr (closed here):
+    a WarmProcess. Only where warm_allowed(env)."""
+    assert _server is not None
+    return WarmProcess(argv, _launch(_server.path, argv, env, cwd, fds, terminal=False))
+
+
+class WarmProcess:
+    """A command the warm-start server started, seen as subprocess.Popen sees its child: its
+    pid comes first over the connection, its wait status once the server has reaped it."""
+
+    def __init__(self, argv: list[str], conn: socket.socket) -> None:
+        self.args = argv
+        self.conn = conn
+        self.told = b""
+        self.returncode: int | None = None
+        while b"\n" not in self.told:
+            self._receive()
+        self.pid = int(self.told.split()[0])
+
+    def take_output(self, out: int, err: int) -> None:
+        """The read ends of its stdout and stderr pipes, as Popen's `stdout` and `stderr`."""
+        encoding = locale.getpreferredencoding(False)
+        self.stdout = open(out, encoding=encoding)  # noqa: SIM115 - closed by communicate
+        self.stderr = open(err, encoding=encoding)  # noqa: SIM115
+
+    def _receive(self) -> None:
+        chunk = self.conn.recv(64)
+        if not chunk:
+            raise RuntimeError(f"the warm-start server said only {self.told!r}")
+        self.told += chunk
+
+    def poll(self) -> int | None:
+        if self.returncode is None and self.told.count(b"\n") < 2:
+            self.conn.setblocking(False)
+            try:
+                self._receive()
+            except BlockingIOError:
+                pass
+            finally:
+                self.conn.setblocking(True)
+        if self.returncode is None and self.told.count(b"\n") >= 2:
+            _, status, cpu = self.told.split()
+            _count_cpu(cpu)
+            self.returncode = os.waitstatus_to_exitcode(int(status))
+            self.conn.close()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+            select.select([self.conn], [], [], left)
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        """Its stdout and stderr to their ends, then its exit (as Popen.communicate)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        got: dict[int, bytearray] = {self.stdout.fileno(): bytearray()}
+        got[self.stderr.fileno()] = bytearray()
+        selector = selectors.DefaultSelector()
+        for fd in got:
+            selector.register(fd, selectors.EVENT_READ)
+        try:
+            while selector.get_map():
+                left = None if deadline is None else deadline - time.monotonic()
+                events = selector.select(left) if left is None or left > 0 else []
+                if not events:
+                    raise subprocess.TimeoutExpired(self.args, timeout or 0)
+                for key, _ in events:
+                    chunk = os.read(key.fd, 65536)
+                    if chunk:
+                        got[key.fd] += chunk
+                    else:
+                        selector.unregister(key.fd)
+        finally:
+            selector.close()
+        out, err = (_text(data) for data in got.values())
+        self.stdout.close()
+        self.stderr.close()
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.01)
+        self.wait(left)
+        return out, err
 
 
 def _run(
