@@ -112,13 +112,18 @@ def private_temp() -> str:
 
 def _sweep_temp() -> None:
     """Remove the temp folders of this user's agentcli processes that are gone (the pid in
-    the name no longer runs): folders, never links, owned by this user."""
+    the name no longer runs): folders, never links, owned by this user. Another agentcli
+    may remove one at the same moment (its own at exit, or a sweep of its own)."""
     folder = tempfile.gettempdir()
     for entry in os.scandir(folder):
         found = re.fullmatch(r"agentcli-tmp-(\d+)-\w+", entry.name)
         if not found or not entry.is_dir(follow_symlinks=False):
             continue
-        if entry.stat(follow_symlinks=False).st_uid != os.getuid():
+        try:
+            owner = entry.stat(follow_symlinks=False).st_uid
+        except FileNotFoundError:  # removed since the folder was listed
+            continue
+        if owner != os.getuid():
             continue
         try:
             os.kill(int(found[1]), 0)

@@ -45,8 +45,14 @@ from agentcli.threads.store_key import key_of
 CHOSEN = SAID[THREAD]  # the egress proxy's why for a connection the person allowed so
 
 
+def unexpected_error(error: Exception) -> str:
+    """A tool's failure that is not one of its reported errors (a bug, or the machine's):
+    its kind and its message, which for an OSError names the path (its repr does not)."""
+    return f"Error: {type(error).__name__}: {error}"
+
+
 def make_tools_node(tools: Sequence[BaseTool]):  # noqa: ANN201 - a LangGraph node
-    tool_node = ToolNode(list(tools), handle_tool_errors=True)
+    tool_node = ToolNode(list(tools), handle_tool_errors=unexpected_error)
     by_name = {tool.name: tool for tool in tools}
 
     def tools_node(
