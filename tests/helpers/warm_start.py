@@ -49,7 +49,8 @@ PRELOAD = (
     "langchain_core.tracers.context",
     "openai.resources.chat.completions.completions",
     "httpcore2",
-    "genai_prices",  # the price table, read when a turn's cost is counted
+    "genai_prices",
+    "genai_prices.data",  # the price table, read when a turn's cost is counted
     "agentcli.cli.early_prompt",
     "agentcli.agent.toolset.loading",
 )
