@@ -128,9 +128,10 @@ def test_a_plan_parks_once_then_runs_as_a_graph_with_results_substituted(
 def _meets(me: str, other: str) -> str:
     """A shell command that writes its start time, waits (at most 60 s) until `other` has
     started, and writes its end time: run one after the other, the first would end before
-    the second started."""
+    the second started. The start file appears whole (renamed into place): the redirect
+    alone makes it before `date` reads the clock, and the other could end in between."""
     return (
-        f"date +%s.%N > {me}.start; i=0;"
+        f"date +%s.%N > {me}.tmp && mv {me}.tmp {me}.start; i=0;"
         f" while [ ! -e {other}.start ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done;"
         f" date +%s.%N > {me}.end"
     )
