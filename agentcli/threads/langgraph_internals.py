@@ -28,7 +28,9 @@ FORK_CHAIN_SQL, fork_tables: the savers' own tables, whose rows a fork copies
 
 persist_dev_state. The in-memory runtime of `langgraph dev` keeps threads, runs and
 checkpoints in memory and writes them to its .langgraph_api folder every 10 s; the server's
-call journal (server/server_journal.py) has it write them out before a tool call starts.
+call journal (server/server_journal.py) has it write them out before a tool call starts. It
+reads `_persistence._stores` (the runtime's registry of what it writes) and
+`checkpoint.MEMORY` (its checkpointer, which that registry loses: see persist_dev_state).
 
 The private names: `with_runtime` (where a running node finds its Runtime, agent/tools_node.py),
 `step_checkpoint` (the checkpoint a running task's step started from: undo's records),
@@ -42,6 +44,7 @@ from __future__ import annotations
 import os
 import pickle
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -238,20 +241,35 @@ def persist_dev_state() -> int:
     """Write `langgraph dev`'s in-memory state to disk now; the number of files written
     (0 under any other runtime: it registers none). Each file is replaced whole, as the
     runtime's own flush does, from a temporary file named for agentcli and this process, so
-    that neither the runtime's flush nor another process writing the same folder shares it."""
+    that neither the runtime's flush nor another process writing the same folder shares it.
+
+    The runtime's checkpointer (`checkpoint.MEMORY`) is first registered again: each
+    `Checkpointer(unpack_hook=...)` the API makes registers a throwaway saver's dicts under
+    the same file names, then hands that saver MEMORY's, so the registry keeps only the
+    throwaway ones (stale copies, dead once collected). Until put back, neither this write
+    nor the runtime's flush every 10 s wrote the checkpoints at all."""
     try:
-        from langgraph_runtime_inmem import _persistence
+        from langgraph_runtime_inmem import _persistence, checkpoint
     except ImportError:
         return 0
     stores: dict[str, Any] = getattr(_persistence, "_stores", {})
+    memory = getattr(checkpoint, "MEMORY", None)
     written = 0
     with _WRITING:
+        for data in _checkpoint_dicts(memory):
+            stores[data.filename] = weakref.ref(data)  # the registry is the runtime's own
         for ref in list(stores.values()):  # registration order: the runtime's own
             data = ref()
             if data is not None and getattr(data, "flag", "c") != "r":
                 _write(data.filename, data)
                 written += 1
     return written
+
+
+def _checkpoint_dicts(memory: Any) -> list[Any]:
+    """The runtime saver's own persistent dicts (none before it is made)."""
+    found = (getattr(memory, name, None) for name in ("storage", "writes", "blobs"))
+    return [data for data in found if isinstance(getattr(data, "filename", None), str)]
 
 
 def _write(filename: str, data: dict[Any, Any]) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
+import os
 import sqlite3
+import threading
 import weakref
 from pathlib import Path
 
@@ -133,6 +136,33 @@ def test_the_dev_runtimes_state_is_written_out_before_a_call_starts(
     assert not list(tmp_path.glob("*.tmp"))
     monkeypatch.setattr(_persistence, "_stores", {})  # any other runtime: nothing to write
     assert persist_dev_state() == 0
+
+
+def test_the_dev_runtimes_checkpoints_are_written_though_its_registry_lost_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each checkpointer the API asks `langgraph dev` for with an unpack hook registers a
+    throwaway saver's dicts under the checkpointer's file names, then gives that saver the
+    runtime's own: its registry then holds stale copies, dead once collected, and neither its
+    10 s flush nor the journal's write wrote a checkpoint (a crash then lost the model's
+    answer to a call that had started). The journal's write puts the runtime's own back."""
+    monkeypatch.setenv("REDIS_URI", os.environ.get("REDIS_URI", "unused"))  # read at import
+    from langgraph_runtime_inmem import _persistence, checkpoint
+
+    monkeypatch.chdir(tmp_path)  # the runtime names its files relative to its folder
+    monkeypatch.setattr(_persistence, "_stores", {})
+    monkeypatch.setattr(_persistence, "_flush_thread", (threading.Event(), None))  # no flush
+    memory = checkpoint.InMemorySaver(__persistence_hook__=_persistence.register_persistent_dict)
+    monkeypatch.setattr(checkpoint, "MEMORY", memory)
+    checkpoint.Checkpointer(unpack_hook=lambda code, data: data)  # as the API asks, per run
+    gc.collect()
+    assert not any(ref() is memory.storage for ref in _persistence._stores.values())
+    memory.storage["t"] = {"": {"c1": ("the model's answer", b"call_1")}}
+    assert persist_dev_state() >= 3
+    saved = PersistentDict(dict, filename=memory.storage.filename)
+    saved.load()
+    assert saved == {"t": {"": {"c1": ("the model's answer", b"call_1")}}}
+    assert _persistence._stores[memory.storage.filename]() is memory.storage  # flushed too
 
 
 def test_the_servers_journal_answers_everything_the_tools_node_asks() -> None:

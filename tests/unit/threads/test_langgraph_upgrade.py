@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import logging
 import operator
+import os
 import pickle
 import re
 import sqlite3
@@ -248,6 +249,17 @@ def check_dev_state_stores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert pickle.loads(Path(kept.filename).read_bytes()) == dict(kept)
 
 
+def check_dev_checkpointer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """persist_dev_state: `langgraph dev`'s checkpointer, MEMORY, whose dicts are files."""
+    monkeypatch.setenv("REDIS_URI", os.environ.get("REDIS_URI", "unused"))  # read at import
+    checkpoint = pytest.importorskip("langgraph_runtime_inmem.checkpoint")
+    assert hasattr(checkpoint, "MEMORY")
+    monkeypatch.chdir(tmp_path)
+    saver = checkpoint.InMemorySaver()
+    for name in ("storage", "writes", "blobs"):
+        assert isinstance(getattr(saver, name), PersistentDict), name
+
+
 CHECKS: dict[str, Callable[..., None]] = {
     "CONFIG_KEY_RUNTIME (with_runtime)": check_runtime_key,
     "CONFIG_KEY_CHECKPOINT_MAP (step_checkpoint)": check_checkpoint_map_key,
@@ -263,6 +275,7 @@ CHECKS: dict[str, Callable[..., None]] = {
         check_allowlist_through_the_wrapper
     ),
     "langgraph_runtime_inmem._persistence._stores (persist_dev_state)": check_dev_state_stores,
+    "langgraph_runtime_inmem.checkpoint.MEMORY (persist_dev_state)": check_dev_checkpointer,
 }
 
 
