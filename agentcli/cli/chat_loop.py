@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from agentcli.cli.early_prompt import Starting
     from agentcli.cli.early_review import EarlyReview
     from agentcli.session.thread_session import ThreadSession
-    from agentcli.ui.always_rule import AlwaysScope
     from agentcli.ui.event_renderer import Renderer
     from agentcli.ui.review_keys import HeldChoice
 
@@ -318,39 +317,14 @@ class Chat:
     def answer(
         self, review: ReviewRequest, held: HeldChoice | None = None
     ) -> Iterator[Event] | None:
-        s = self.session
-        decisions = s.policy_decisions(review)
-        if decisions is None:
-            from agentcli.ui.review_prompt import ask_decisions
+        """The run that goes on from the review's answer; None if the person left it."""
+        from agentcli.cli.review_answer import review_decisions
 
-            asked = {str(request["id"]) for request in review.action_requests}
-            planned = review.plan is not None  # the plan review shows the plan call whole
-            self.view.say_calls(shown=lambda call: planned or str(call.get("id")) in asked)
-            scope = always_scope(s)
-            with self.alarms.start(s, review):
-                if review.plan is not None:
-                    from agentcli.ui.plan_screen import ask_plan_decisions
-
-                    self.starting.waiting.set()  # the model loads while the plan is read
-
-                    decisions = ask_plan_decisions(self.console, review, s.check_edit, s.workspace)
-                else:
-                    decisions = ask_decisions(
-                        self.console,
-                        review,
-                        s.check_edit,
-                        s.workspace,
-                        scope,
-                        drawn=self.starting.waiting.set,  # the model client may load now
-                        held=held,
-                    )
-            self.alarms.told()
-            if decisions is None:
-                return None
-            decisions = [{**decision, "by": "terminal"} for decision in decisions]
-        else:
-            self.view.say_calls()  # decided by the policy: no panel showed them
-        return s.decide(decisions)
+        drawn = self.starting.waiting.set  # the model client may load once a panel is up
+        decisions = review_decisions(
+            self.session, review, self.console, self.view, self.alarms, drawn, held
+        )
+        return None if decisions is None else self.session.decide(decisions)
 
     def ask_network(self, question: EgressQuestion) -> None:
         """A running command's egress proxy asks about a host not listed: the live view
@@ -409,15 +383,3 @@ def instead(review: ReviewRequest, text: str) -> list[Decision]:
 
 def _where(session: ThreadSession) -> str:
     return session.location
-
-
-def always_scope(session: ThreadSession) -> AlwaysScope:
-    """What `A` counts its rule against (the thread's audit) and writes it to (the config
-    file in use, or the default one; none for a thread on a LangGraph server)."""
-    from agentcli.config import default_config_path
-    from agentcli.ui.always_rule import AlwaysScope
-
-    audit = list(session.values().get("audit") or [])  # a review: the thread exists
-    if session.server_url:
-        return AlwaysScope(audit, None)
-    return AlwaysScope(audit, session.settings.config_path or default_config_path())
