@@ -8,10 +8,9 @@ bubblewrap when it is installed, else none, and then a confined command does not
 (``SandboxUnavailable``, one line saying how to proceed). Nothing ever runs unconfined
 because confining it failed.
 
-Confined commands get a private temp folder (``TMPDIR``), made once per process (0700)
-and removed at exit. Where the mechanism makes /tmp private (namespaces, bubblewrap), the
-plan's ``readable`` names what of the real /tmp the command must still see: the agent's own
-Python, the folders on PATH, and what the caller adds (an MCP server's program and files).
+Confined commands get a private temp folder (``TMPDIR``) and, where the mechanism makes
+/tmp private, the plan's ``readable`` names what of the real /tmp they must still see
+(tools/private_temp.py).
 
 For tests only: ``AGENTCLI_TEST_SANDBOX_MISSING`` (a comma-separated list of "landlock",
 "bwrap", "userns") makes this process behave as if the mechanisms it names were missing, to check
@@ -21,11 +20,9 @@ commands refuse to start.
 
 from __future__ import annotations
 
-import atexit
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -33,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .landlock import abi as landlock_abi
+from .private_temp import in_tmp, private_temp
 
 DEFAULT_MODE = "workspace-write"
 MISSING_VARIABLE = "AGENTCLI_TEST_SANDBOX_MISSING"
@@ -97,59 +95,6 @@ def _chosen(network: bool) -> tuple[str, int, str]:
     return kind, abi, bwrap
 
 
-_temp: list[str] = []
-
-
-def private_temp() -> str:
-    """This process's temp folder for confined commands (0700), removed at exit; those of
-    this user's processes that ended without removing theirs (killed) go first."""
-    if not _temp:
-        _sweep_temp()
-        _temp.append(tempfile.mkdtemp(prefix=f"agentcli-tmp-{os.getpid()}-"))
-        atexit.register(shutil.rmtree, _temp[0], ignore_errors=True)
-    return _temp[0]
-
-
-def _sweep_temp() -> None:
-    """Remove the temp folders of this user's agentcli processes that are gone (the pid in
-    the name no longer runs): folders, never links, owned by this user. Another agentcli
-    may remove one at the same moment (its own at exit, or a sweep of its own)."""
-    folder = tempfile.gettempdir()
-    for entry in os.scandir(folder):
-        found = re.fullmatch(r"agentcli-tmp-(\d+)-\w+", entry.name)
-        if not found or not entry.is_dir(follow_symlinks=False):
-            continue
-        try:
-            owner = entry.stat(follow_symlinks=False).st_uid
-        except FileNotFoundError:  # removed since the folder was listed
-            continue
-        if owner != os.getuid():
-            continue
-        try:
-            os.kill(int(found[1]), 0)
-        except ProcessLookupError:
-            shutil.rmtree(entry.path, ignore_errors=True)
-        except (PermissionError, OverflowError):
-            continue
-
-
-def _in_tmp(reach: Iterable[str]) -> list[str]:
-    """What in /tmp a confined command must still see when /tmp is made private for it: the
-    agent's own Python, the home folder, every folder on PATH (a virtual environment whole),
-    and ``reach``.
-    None of it comes from the model: the person's environment and configuration."""
-    import sys
-
-    home = os.path.expanduser("~")
-    found = [sys.prefix, sys.exec_prefix, os.path.dirname(sys.executable), home, *reach]
-    for entry in os.environ.get("PATH", "").split(os.pathsep):
-        if os.path.isabs(entry):
-            venv = os.path.dirname(entry.rstrip("/"))
-            found += [entry, venv] if os.path.isfile(f"{venv}/pyvenv.cfg") else [entry]
-    real = {os.path.realpath(path) for path in found if path}
-    return sorted(p for p in real if p.startswith("/tmp/") and os.path.exists(p))
-
-
 def _in_git(workspace: Path) -> bool:
     """Whether the workspace is a git repository's, or inside one (a `.git` there or above)."""
     return any(os.path.lexists(folder / ".git") for folder in (workspace, *workspace.parents))
@@ -209,7 +154,7 @@ class Sandbox:
             "network": self.network,
             "proxy_port": PROXY_PORT if proxied else 0,
             "namespaces": "userns" not in _missing(),
-            "readable": _in_tmp(reach),
+            "readable": in_tmp(reach),
         }
 
     def probe(self, workspace: Path | str) -> list[str]:

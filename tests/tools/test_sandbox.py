@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from agentcli_tools import landlock as confine
-from agentcli_tools import sandbox
+from agentcli_tools import private_temp as temp_folder
 from agentcli_tools.sandbox import Sandbox, SandboxUnavailable, denied, mechanism
 
 
@@ -52,8 +52,8 @@ def test_the_note_comes_only_for_a_confined_failure_that_reads_as_a_refusal(tmp_
 def test_the_temp_folders_of_killed_processes_are_swept(monkeypatch, tmp_path) -> None:
     """A process killed before its exit handler leaves its temp folder: the next one
     removes it, and never a running process's, a link, or another name."""
-    monkeypatch.setattr(sandbox.tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(sandbox, "_temp", [])
+    monkeypatch.setattr(temp_folder.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(temp_folder, "_temp", [])
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
         capture_output=True,
@@ -70,7 +70,7 @@ def test_the_temp_folders_of_killed_processes_are_swept(monkeypatch, tmp_path) -
     target.mkdir()
     link = tmp_path / f"agentcli-tmp-{dead}-link"
     link.symlink_to(target)
-    made = sandbox.private_temp()
+    made = temp_folder.private_temp()
     assert made.startswith(str(tmp_path / f"agentcli-tmp-{os.getpid()}-"))
     assert not gone.exists()
     assert live.exists() and other.exists() and link.is_symlink() and target.exists()
@@ -82,14 +82,14 @@ def test_a_temp_folder_another_agentcli_removes_meanwhile_is_passed_over(
     """Two agentcli processes sweep at once, or one removes its own folder at exit, between
     this one's listing and its look at a folder: the first confined command still starts
     (it failed with a bare FileNotFoundError, under parallel test runs)."""
-    monkeypatch.setattr(sandbox.tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(sandbox, "_temp", [])
+    monkeypatch.setattr(temp_folder.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(temp_folder, "_temp", [])
     going = tmp_path / "agentcli-tmp-1-abc"
     going.mkdir()
     listed = list(os.scandir(tmp_path))
     going.rmdir()  # by the other process, after this one listed the folder
-    monkeypatch.setattr(sandbox.os, "scandir", lambda folder: iter(listed))
-    made = sandbox.private_temp()
+    monkeypatch.setattr(temp_folder.os, "scandir", lambda folder: iter(listed))
+    made = temp_folder.private_temp()
     assert made.startswith(str(tmp_path / f"agentcli-tmp-{os.getpid()}-"))
 
 

@@ -26,7 +26,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from agentcli_tools.sandbox import Sandbox, private_temp
+from agentcli_tools.private_temp import private_temp
+from agentcli_tools.sandbox import Sandbox
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from agentcli.agent.toolset.async_tools import run_coroutine, sync_tool
