@@ -24,9 +24,9 @@ from rich.text import Text
 
 from agentcli.decisions import Decide, Decision
 from agentcli.events import ReviewRequest
+from agentcli.ui.argument_edit import Checker, edit_arguments
 from agentcli.ui.pager import page_calls
 from agentcli.ui.review_keys import QUIT, REDRAW, at_terminal, read_choice
-from agentcli.ui.review_prompt import Checker, edit_arguments
 from agentcli.ui.safe_text import safe_line, styled
 
 CHOICES = "[a]pprove  [e]dit N  [d]rop N  [k]eep N  [f]eedback  [v]iew all  [q]uit > "
