@@ -2,8 +2,8 @@
 
 Shell commands and MCP stdio servers never inherit the application's environment: it holds
 the model's API key, database URLs and whatever else the person exported. They get the
-variables a command needs to behave (MINIMAL, and every ``LC_*``), plus the names the
-person lists in ``env_passthrough``:
+variables a command needs to behave (MINIMAL, and the ``LC_*`` locale settings that do not
+look secret), plus the names the person lists in ``env_passthrough``:
 
 - an exact name passes, even one that looks secret (``GITHUB_TOKEN``): the person asked;
 - a glob (``GIT_*``, ``*``) never matches a name that looks secret (see ``looks_secret``),
@@ -57,8 +57,8 @@ def tool_environment(
     never: Iterable[str] = ("AGENTCLI_*",),
     never_values: Iterable[str] = (),
 ) -> dict[str, str]:
-    """The environment for a tool process: MINIMAL and ``LC_*`` from ``source`` (default
-    ``os.environ``), plus the ``passthrough`` names or globs, minus ``never``."""
+    """The environment for a tool process: MINIMAL and the locale's ``LC_*`` from ``source``
+    (default ``os.environ``), plus the ``passthrough`` names or globs, minus ``never``."""
     source = os.environ if source is None else source
     patterns = [p for p in passthrough if p]
     exact = {p for p in patterns if not any(c in p for c in "*?[")}
@@ -69,7 +69,9 @@ def tool_environment(
     for name, value in source.items():
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in blocked) or value in hidden:
             continue
-        if name in MINIMAL or name.startswith("LC_") or name in exact:
+        if name in MINIMAL or name in exact:
+            env[name] = value
+        elif name.startswith("LC_") and not looks_secret(name, value):  # not LC_API_KEY
             env[name] = value
         elif not looks_secret(name, value) and any(
             fnmatch.fnmatchcase(name, pattern) for pattern in globs

@@ -17,7 +17,7 @@ import pytest
 from agentcli_tools.environment import tool_environment
 from agentcli_tools.redacted_stream import RedactedStream
 from agentcli_tools.redaction import Redactor
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.e2e.conftest import Agent
@@ -220,6 +220,7 @@ def test_live_output_never_shows_a_secret_however_it_is_chunked(
 
 
 @settings(max_examples=200, deadline=None)
+@example(name="LC", value="0", glob="*")  # LC_API_KEY: a locale's prefix, a credential's name
 @given(
     name=st.from_regex(r"[A-Z][A-Z0-9_]{0,20}", fullmatch=True),
     value=st.text(min_size=1, max_size=20),
