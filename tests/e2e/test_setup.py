@@ -10,7 +10,7 @@ import pexpect
 
 from tests.e2e.conftest import Agent
 from tests.helpers import ROOT
-from tests.helpers.scripted_server import ScriptedServer
+from tests.helpers.scripted_server import ScriptedServer, text
 from tests.helpers.terminal import doctor_line
 
 KEY = "sk-test-1234567890"
@@ -184,6 +184,19 @@ def test_doctor_without_a_key_for_openai_makes_no_request(agent: Agent) -> None:
     tried = agent.run("doctor")
     assert "https://api.openai.com/v1/models" in doctor_line(tried.stdout, "model server")
     assert agent.server.connections >= 1
+
+
+def test_a_run_reaches_the_model_server_through_the_environments_proxy(agent: Agent) -> None:
+    # the scripted server answers as a forward proxy would (HTTP_PROXY: an http server)
+    agent.env["OPENAI_BASE_URL"] = "http://models.invalid/v1"
+    agent.env["HTTP_PROXY"] = f"http://127.0.0.1:{agent.server.port}"
+    agent.env.pop("NO_PROXY", None)
+    agent.env.pop("no_proxy", None)
+    agent.server.push(text("answered through the proxy"))
+    result = agent.run("run", "hi")
+    assert result.returncode == 0, result.stderr
+    assert "answered through the proxy" in result.stdout
+    assert "models.invalid" in agent.server.proxied and len(agent.server.requests) == 1
 
 
 def test_doctor_reports_a_bad_config_and_an_unwritable_database(agent: Agent) -> None:

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 from tests.helpers.server_profiles import Profile
 from tests.helpers.waiting import until
@@ -235,6 +236,20 @@ class _Handler(BaseHTTPRequestHandler):
         except ConnectionError:  # clients hanging up is normal
             pass
 
+    def parse_request(self) -> bool:
+        """As a server, and as a forward proxy: an absolute-form target ("POST http://host/v1/
+        chat/completions", what a client sends its HTTP proxy) is answered as its path, and
+        the host it named is kept in `proxied`."""
+        if not super().parse_request():
+            return False
+        if self.path.startswith("http://"):
+            target = urlsplit(self.path)
+            srv = self.server.scripted
+            with srv._lock:
+                srv.proxied.append(target.netloc)
+            self.path = target.path + (f"?{target.query}" if target.query else "")
+        return True
+
     def _json(self, status: int, body: dict) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
@@ -394,6 +409,7 @@ class ScriptedServer:
         self.requests: list[dict] = []  # JSON body of every chat-completions request, in order
         self.headers: list[dict[str, str]] = []  # their headers (lower-cased names), same order
         self.connections = 0  # TCP connections accepted (keep-alive reuses one)
+        self.proxied: list[str] = []  # the host of each request sent here as to a proxy
         self.answered = 0  # chat-completions requests whose answer has been sent
         self.profile = Profile()  # how replies are sent: a real server's quirks, or none
         self._replies: deque[Reply] = deque()

@@ -25,6 +25,7 @@ def make_model(settings: Settings) -> BaseChatModel:
     from pydantic import SecretStr
 
     from agentcli.agent.model.compatible_chat import CompatibleChatOpenAI
+    from agentcli.agent.model.http_clients import model_clients
 
     # ChatOpenAI, with big streamed tool-call arguments in time linear in their size and the
     # quirks of other OpenAI-compatible servers handled (compatible_chat.py)
@@ -40,6 +41,7 @@ def make_model(settings: Settings) -> BaseChatModel:
         temperature=settings.temperature,
         max_completion_tokens=settings.max_tokens,  # sent as max_tokens but to OpenAI
         default_tool_choice=settings.tool_choice,
+        **model_clients(endpoint(settings), settings.timeout),  # one TLS context a process
     )
 
 
