@@ -7,15 +7,21 @@ thousand times. This script imports those modules once, then serves requests on 
 socket: each request (the command's arguments, environment, folder, and its stdin, stdout
 and stderr as file descriptors) gets a forked child that becomes what a cold start would be,
 then runs the installed console script (`runpy.run_path` on `.venv/bin/agentcli`, the file
-the cold start runs) at the top level, so its exit, its exceptions, `atexit` and the
-interpreter's shutdown are the cold start's own. What differs from a cold start, and why it
-does not matter to the tests that use it (tests/helpers/warm_run.py says which do):
+the cold start runs) at the top level, and ends as the interpreter ends (`end`). What differs
+from a cold start, and why it does not matter to the tests that use it
+(tests/helpers/warm_run.py says which do):
 
-- the modules are imported before the command's environment is set: agentcli reads no
-  environment at import (checked by tests/unit/test_warm_start.py), and the requests whose
-  interpreter settings differ (PYTHON*, locale) are run cold;
+- the modules are imported before the command's environment is set: the variables any
+  import reads are noted (`preload`), and a request that sets one of them differently, or
+  the interpreter's own settings (PYTHON*, the locale, TZ), is run cold;
 - the child is the leader of a new session with no controlling terminal (a cold run under
-  `subprocess.run` inherits pytest's): commands run this way have pipes, not a terminal.
+  `subprocess.run` inherits pytest's): commands run this way have pipes, not a terminal;
+- the interpreter's last step, freeing every module and object, is skipped: the exit status,
+  the threads joined, `atexit` and the streams' flush are the interpreter's, then the
+  process ends. In a child forked from this server that teardown writes to every page the
+  two share, and cost about 0.15 s of CPU a command (bench/README.md, "warm_start.py"); what
+  it could show (a message or a crash while objects are freed) a cold run shows, and
+  `AGENTCLI_TESTS_COLD=1` runs every command cold.
 
 Run as `python tests/helpers/warm_start.py SOCKET`; it prints one line when it serves and
 ends when its stdin closes (its pytest worker ended). Standard library only, before the
@@ -36,6 +42,7 @@ import socket
 import struct
 import sys
 import termios
+from typing import NoReturn
 
 # What `agentcli run` and `agentcli chat` import beyond `--help` (python -X importtime)
 PRELOAD = (
@@ -201,7 +208,43 @@ def main() -> None:
         return
     import runpy
 
-    runpy.run_path(request["argv"][0], run_name="__main__")
+    try:
+        runpy.run_path(request["argv"][0], run_name="__main__")
+    except BaseException as exc:  # noqa: BLE001 (what the interpreter makes of any of them)
+        end(exc)
+    end(None)
+
+
+def end(exc: BaseException | None) -> NoReturn:
+    """End as CPython's Py_RunMain and Py_FinalizeEx end a script, up to the teardown: the
+    exit status of a SystemExit (its message on stderr), or a traceback and 1; then the
+    threads joined, `atexit`, the streams flushed (a failed flush: 120), and an unhandled
+    Ctrl-C ends by SIGINT, as the interpreter's own does."""
+    import atexit
+    import threading
+
+    status = 0
+    if isinstance(exc, SystemExit):
+        if isinstance(exc.code, int):
+            status = exc.code
+        elif exc.code is not None:
+            print(exc.code, file=sys.stderr)
+            status = 1
+    elif exc is not None:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+        status = 1
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if not stream.closed:
+                stream.flush()
+        except Exception:  # noqa: BLE001
+            status = 120
+    if isinstance(exc, KeyboardInterrupt):
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    os._exit(status & 0xFF)
 
 
 if __name__ == "__main__":
