@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from types import FrameType
@@ -91,14 +92,21 @@ def _take_debug(args: list[str]) -> list[str]:
 
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+STOP_GRACE_S = 10.0  # after a stop signal, the process ends by then however far it unwound
 
 
 def _on_stop_signal(signum: int, frame: FrameType | None) -> None:
     """SIGTERM, or SIGHUP (the terminal closed): stop the running tool commands and every
     process they started, then leave with 128 + the signal. The run unwinds as on Ctrl-C,
-    so the thread stays resumable (a call cut short is offered again for review)."""
+    so the thread stays resumable (a call cut short is offered again for review). If the
+    unwinding hangs (prompt_toolkit's tasks, cancelled on a terminal that is gone, were
+    seen to wait forever), the process ends after STOP_GRACE_S all the same: it would
+    otherwise ignore every signal but SIGKILL, and hold its thread."""
     for other in STOP_SIGNALS:
         signal.signal(other, signal.SIG_IGN)  # one stop is enough
+    deadline = threading.Timer(STOP_GRACE_S, os._exit, args=(128 + signum,))
+    deadline.daemon = True  # never what keeps the process alive
+    deadline.start()
     supervised = sys.modules.get("agentcli_tools.supervised")  # not loaded: no command ever ran
     if supervised is not None:
         supervised.stop_all()
