@@ -15,6 +15,7 @@ read here for the lookup of a call named without a thread (`decided_calls`, call
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -80,7 +81,7 @@ def inbox(
 ) -> list[WaitingCall]:
     """Every pending call of the store, oldest review first; reviews that expired (and are
     denied) are appended to `expired` instead; `read` gets each listed thread's calls."""
-    calls: list[WaitingCall] = []
+    calls: list[tuple[float, WaitingCall]] = []  # by when parked: the ISO line has seconds only
     rows = [
         *session.store.recent(status=ThreadStatus.AWAITING_APPROVAL),
         *session.store.recent(status=ThreadStatus.RUNNING),
@@ -102,24 +103,27 @@ def inbox(
             read[row.thread_id] = thread
         for request, seen in zip(review.action_requests, thread.pending, strict=True):
             calls.append(
-                WaitingCall(
-                    thread_id=row.thread_id,
-                    title=row.title,
-                    workspace=row.workspace,
-                    call_id=str(request["id"]),
-                    digest=seen.digest,
-                    tool=str(request["name"]),
-                    subject=main_argument(request["name"], request["args"]),
-                    args=request["args"],
-                    parked_at=since.isoformat(timespec="seconds") if since else None,
-                    waited_s=round(seconds, 1) if seconds is not None else None,
-                    rerun=request.get("rerun"),
-                    expired=is_expired(session.settings, seconds),
-                    busy=busy,
+                (
+                    since.timestamp() if since else -math.inf,
+                    WaitingCall(
+                        thread_id=row.thread_id,
+                        title=row.title,
+                        workspace=row.workspace,
+                        call_id=str(request["id"]),
+                        digest=seen.digest,
+                        tool=str(request["name"]),
+                        subject=main_argument(request["name"], request["args"]),
+                        args=request["args"],
+                        parked_at=since.isoformat(timespec="seconds") if since else None,
+                        waited_s=round(seconds, 1) if seconds is not None else None,
+                        rerun=request.get("rerun"),
+                        expired=is_expired(session.settings, seconds),
+                        busy=busy,
+                    ),
                 )
             )
-    calls.sort(key=lambda call: call.parked_at or "")
-    return calls
+    calls.sort(key=lambda parked: parked[0])  # stable: a thread's calls stay in its order
+    return [call for _, call in calls]
 
 
 def decided_calls(session: Session, read: dict[str, ThreadCalls]) -> Iterator[ThreadCalls]:
