@@ -36,7 +36,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.pycache_prefix, sys.dont_write_bytecode = str(_BYTECODE), False
 
 # properties are judged on what they find, not on how long an example takes: on a loaded
-# 2-core machine (CI runs four workers a core) hypothesis's 200 ms deadline fails at random
+# 2-core machine (CI runs two workers a core) hypothesis's 200 ms deadline fails at random
 settings.register_profile("agentcli", deadline=None)
 settings.load_profile("agentcli")
 
@@ -63,10 +63,11 @@ def _isolated_home(
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: four workers per core, so every run shows the suite holds at that load
-    (every wait is on a condition). It is no faster than two a core: the suite is bound by
-    the CPU of the agentcli processes it starts (bench/README.md, suite_cpu.py)."""
-    return 4 * (os.cpu_count() or 1)
+    """`-n auto`: two workers per core. The suite is bound by CPU, and each worker pays its
+    own collection (about 9 s of CPU) and warm start, so four a core took longer
+    (bench/README.md, suite_cpu.py). That the suite holds at four a core, every wait on a
+    condition, is shown by running it so: `pytest -n 8` on 2 cores."""
+    return 2 * (os.cpu_count() or 1)
 
 
 def pytest_configure(config: pytest.Config) -> None:

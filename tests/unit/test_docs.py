@@ -118,3 +118,14 @@ def test_every_command_line_in_the_docs_uses_flags_its_command_takes(doc: str) -
 @pytest.mark.parametrize("doc", DOCS)
 def test_no_document_points_to_a_file_users_do_not_have(doc: str) -> None:
     assert "../shared/" not in (ROOT / doc).read_text()
+
+
+def test_ci_runs_the_readmes_test_command_step_by_step() -> None:
+    readme = (ROOT / "README.md").read_text()
+    command = readme.split("# install and run the tests\n", 1)[1].splitlines()[0]
+    steps = command.split(" && ")
+    # a step's line in .ci/run is the step, or the step and what its exit status goes to
+    ci = [line.strip().split(" || ")[0] for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    at = [ci.index(step) if step in ci else -1 for step in steps]
+    assert -1 not in at and at == sorted(at), (steps, ".ci/run runs other commands")
+    assert steps[-1].startswith(".venv/bin/pytest")
