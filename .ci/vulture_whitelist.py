@@ -42,3 +42,6 @@ _.hooks_pre_tool_use
 _.hooks_post_tool_use
 _.hooks_user_prompt_submit
 _.hooks_stop
+
+# fields written out by dataclasses.asdict only: `review --json`'s keys
+parked_at  # agentcli/session/inbox.py (WaitingCall)
