@@ -102,8 +102,9 @@ def agent(
     return Agent(server, workspace, env)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    """`langgraph dev` serving the repo's graph, one per test module that asks for it."""
+    """`langgraph dev` serving the repo's graph, one per pytest worker that asks for it
+    (each start costs about 6 s of CPU); every test makes threads of its own on it."""
     with serve(tmp_path_factory.mktemp("langgraph-dev")) as server:
         yield server
