@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import signal
 import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from tests.e2e.conftest import Agent
 from tests.helpers.scripted_server import error, hang, text
@@ -66,6 +68,37 @@ def test_refused_connection_names_the_url_and_the_message_survives(agent: Agent)
     assert retried.returncode == 0, retried.stderr
     assert retried.stdout.strip() == "Remembered."
     assert agent.server.requests[0]["messages"][-1]["content"] == "please remember this"
+
+
+class _Redirecting(BaseHTTPRequestHandler):
+    """Answers every request with a 307 to the server.location it is given."""
+
+    def _send(self) -> None:
+        self.send_response(307)
+        self.send_header("Location", self.server.location)  # type: ignore[attr-defined]
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = _send
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_a_plain_http_server_is_never_left_for_where_it_redirects(agent: Agent) -> None:
+    # a plain-HTTP answer can be anyone's: agentcli does not follow it to another address
+    # (and so never needs TLS for an http:// server), it names where it leads
+    target = f"{agent.server.base_url}/chat/completions"
+    with ThreadingHTTPServer(("127.0.0.1", 0), _Redirecting) as redirecting:
+        redirecting.location = target  # type: ignore[attr-defined]
+        threading.Thread(target=redirecting.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{redirecting.server_address[1]}/v1"
+        result = agent.run("run", "hello", "--base-url", url)
+        redirecting.shutdown()
+    assert result.returncode == 1
+    line = one_line(result.stderr)
+    assert f"{url} redirects (307) to {target}" in line and "--base-url" in line
+    assert agent.server.requests == [] and agent.server.connections == 0
 
 
 def test_unknown_thread_id(agent: Agent) -> None:

@@ -41,12 +41,12 @@ def probe(base_url: str, model: str, api_key: str | None = None) -> int | None:
     """The window the server at `base_url` reports for `model`, or None."""
     import httpx
 
-    from agentcli.agent.model.http_clients import tls_context
+    from agentcli.agent.model.http_clients import tls_for
 
     root = base_url.rstrip("/").removesuffix("/v1")
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     timeout = httpx.Timeout(PROBE_TIMEOUT, connect=1.0)
-    with httpx.Client(timeout=timeout, headers=headers, verify=tls_context()) as client:
+    with httpx.Client(timeout=timeout, headers=headers, verify=tls_for(root)) as client:
         for ask in (_vllm, _llama_cpp, _ollama):
             try:
                 found = ask(client, base_url.rstrip("/"), root, model)

@@ -79,6 +79,13 @@ def explain(exc: BaseException, settings: Settings) -> ModelError | None:
         return ModelError(f"cannot reach the model server at {url}: {_reason(exc)}")
     if isinstance(exc, openai.NotFoundError):
         return ModelError(f"model '{settings.model}' not found at {url} (404): check --model")
+    if isinstance(exc, openai.APIStatusError) and 300 <= exc.status_code < 400:
+        # followed for https only: a plain-HTTP server is never left (model/http_clients.py)
+        where = " ".join(str(exc.response.headers.get("location", "elsewhere")).split())
+        return ModelError(
+            f"the model server at {url} redirects ({exc.status_code}) to"
+            f" {where[:MESSAGE_CHARS]}: set --base-url to where it leads"
+        )
     if isinstance(exc, openai.APIStatusError):
         return ModelError(f"the model server at {url} answered {exc.status_code}: {_message(exc)}")
     if isinstance(exc, openai.OpenAIError):

@@ -61,7 +61,7 @@ def probe_tools(
     """Ask the server at `base_url` to call the probe tool, in the ways the module says."""
     import httpx
 
-    from agentcli.agent.model.http_clients import tls_context
+    from agentcli.agent.model.http_clients import tls_for
     from agentcli.agent.text_calls.prompt import describe
     from agentcli.agent.text_calls.recovery import recover
 
@@ -82,7 +82,7 @@ def probe_tools(
          {"messages": [{"role": "system", "content": describe([PROBE_TOOL])}, user]},
          'tool_calls = "text"'),
     ]  # fmt: skip
-    with httpx.Client(timeout=timeout, headers=headers, verify=tls_context()) as client:
+    with httpx.Client(timeout=timeout, headers=headers, verify=tls_for(url)) as client:
         for how, body, setting in asks:
             request = {"model": model, "max_tokens": MAX_TOKENS, "temperature": 0, **body}
             outcome = _outcome(client, url, request, name, recover)

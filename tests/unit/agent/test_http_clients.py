@@ -14,7 +14,7 @@ import pytest
 import agentcli.agent.model.compatible_chat  # noqa: F401 (langchain-openai: a context at import)
 from agentcli.agent.context.window import probe
 from agentcli.agent.model.chat_model import make_model
-from agentcli.agent.model.http_clients import tls_context
+from agentcli.agent.model.http_clients import tls_context, tls_for
 from agentcli.config import Settings
 
 
@@ -40,18 +40,32 @@ def closed_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_the_model_clients_and_the_probe_load_the_certificates_once(
+def test_an_https_servers_clients_and_probe_load_the_certificates_once(
     loads: list[tuple[Any, ...]],
 ) -> None:
-    url = f"http://127.0.0.1:{closed_port()}/v1"
+    url = f"https://127.0.0.1:{closed_port()}/v1"
     for model in ("a", "b"):
         chat: Any = make_model(Settings(base_url=url, model=model))
-        assert chat.root_client._client._transport is not None
-        assert chat.root_async_client._client._transport is not None
+        assert chat.root_client._client.follow_redirects
     assert probe(url, "a") is None  # nothing listens: unknown, never an error
     assert len(loads) == 1
     context = tls_context()
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.get_ca_certs()  # it trusts the system's authorities
+
+
+def test_a_plain_http_server_needs_no_certificates_and_is_never_left(
+    loads: list[tuple[Any, ...]],
+) -> None:
+    url = f"HTTP://127.0.0.1:{closed_port()}/v1"  # the scheme in any case
+    chat: Any = make_model(Settings(base_url=url, model="m"))
+    assert probe(url, "m") is None
+    assert loads == []
+    for client in (chat.root_client._client, chat.root_async_client._client):
+        assert not client.follow_redirects
+    context = tls_for(url)  # what they would use if TLS were ever spoken: it trusts nothing
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.get_ca_certs() == []
 
 
 def test_the_certificates_are_the_ones_ssl_cert_file_names(
