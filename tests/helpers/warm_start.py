@@ -60,6 +60,29 @@ PRELOAD = (
     "genai_prices.data",  # the price table, read when a turn's cost is counted
     "agentcli.cli.early_prompt",
     "agentcli.agent.toolset.loading",
+    # what `run`, `run -y`, `review` and `threads list` still imported in the forked child
+    # (python -c: sys.modules after the command, less before)
+    "agentcli.cli.thread_claim",
+    "agentcli.cli.inbox_view",
+    "agentcli.session.setup",
+    "agentcli.session.stores",
+    "agentcli.session.transcript",
+    "agentcli.session.notify",
+    "agentcli.session.inbox",
+    "agentcli.session.call_lookup",
+    "agentcli.session.thread_reading",
+    "agentcli.threads.backends",
+    "agentcli.threads.sqlite_backend",
+    "agentcli.agent.model.http_clients",
+    "agentcli.agent.model.prices",
+    "agentcli.agent.toolset.async_tools",
+    "agentcli.telemetry.attach",
+    "agentcli.telemetry.run_trace",
+    "agentcli_tools.path_globs",
+    "openai.resources.chat.chat",
+    "langchain_core.tracers.stdout",
+    "langchain_core.messages.block_translators.langchain_v0",
+    "typer._click.decorators",
 )
 HEADER = struct.Struct("!I")
 
@@ -193,6 +216,14 @@ def preload() -> list[str]:
             importlib.import_module(name)
     finally:
         os.environ = plain  # noqa: B003
+    # genai-prices matches a server's URL with a regular expression per provider, compiled on
+    # first use (0.02 s): once here, they are in `re`'s cache of every forked command
+    import genai_prices
+
+    try:
+        genai_prices.calc_price(genai_prices.Usage(), "warm", provider_api_url="http://127.0.0.1/")
+    except LookupError:
+        pass
     if threading.active_count() != 1:  # a fork would copy a thread's locks, not the thread
         sys.exit(f"warm_start: importing started threads: {threading.enumerate()}")
     gc.freeze()  # as agentcli freezes what its start-up made (agentcli/cli/gc_tuning.py)
