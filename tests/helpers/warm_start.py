@@ -201,9 +201,24 @@ class ReadsRecorded(os._Environ):
 STDLIB_PLUMBING = ("os.py", "<frozen os>", "posixpath.py", "<frozen posixpath>", "abc.py", "abc>")
 
 
+def warm_caches() -> None:
+    """What every command makes first, alike for all, made once here: the command tree
+    (agentcli.cli.command), and genai-prices' regular expressions, one a provider, compiled
+    on a run's first price lookup (0.02 s), in `re`'s cache of every forked command."""
+    import genai_prices
+
+    import agentcli.cli
+
+    agentcli.cli.command()
+    try:
+        genai_prices.calc_price(genai_prices.Usage(), "warm", provider_api_url="http://127.0.0.1/")
+    except LookupError:
+        pass
+
+
 def preload() -> list[str]:
-    """Import PRELOAD; the environment variables read meanwhile (but sysconfig's HOME, which
-    only decides whether a user base exists at all)."""
+    """Import PRELOAD and warm the caches; the environment variables read meanwhile (but
+    sysconfig's HOME, which only decides whether a user base exists at all)."""
     import importlib
     import threading
 
@@ -214,16 +229,9 @@ def preload() -> list[str]:
     try:
         for name in PRELOAD:
             importlib.import_module(name)
+        warm_caches()
     finally:
         os.environ = plain  # noqa: B003
-    # genai-prices matches a server's URL with a regular expression per provider, compiled on
-    # first use (0.02 s): once here, they are in `re`'s cache of every forked command
-    import genai_prices
-
-    try:
-        genai_prices.calc_price(genai_prices.Usage(), "warm", provider_api_url="http://127.0.0.1/")
-    except LookupError:
-        pass
     if threading.active_count() != 1:  # a fork would copy a thread's locks, not the thread
         sys.exit(f"warm_start: importing started threads: {threading.enumerate()}")
     gc.freeze()  # as agentcli freezes what its start-up made (agentcli/cli/gc_tuning.py)
