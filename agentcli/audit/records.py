@@ -20,7 +20,9 @@ def audit_record(call: Any, decision: str, who: str, by: str, **extra: Any) -> d
         "by": by,
         "ran_args": None,
         "feedback": None,
-        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        # to the millisecond: the audit lists every thread's decisions by this time, and two
+        # threads decide within one second as soon as a script runs them back to back
+        "at": datetime.now(UTC).isoformat(timespec="milliseconds"),
         **extra,
     }
 
