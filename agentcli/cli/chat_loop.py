@@ -14,6 +14,7 @@ from rich.text import Text
 from agentcli.cli.bang_command import ShellRun, is_command
 from agentcli.cli.common_options import warn_if_clipped
 from agentcli.cli.ctrl_c import stopping
+from agentcli.cli.outgoing_message import outgoing
 from agentcli.cli.review_alarm import ReviewAlarm
 from agentcli.config import data_dir
 from agentcli.decisions import Decide, Decision
@@ -196,8 +197,6 @@ class Chat:
         """Play a message (with the files its `@path`s name and the `!command` output kept);
         calls the thread was left waiting on are shown first (the index said there were
         none, but it is only an index). `plan`: in plan mode (default: chat --plan's)."""
-        from agentcli.session.attachments import MAX_BYTES, attach
-
         try:
             if not self.reviewed:
                 if not self.answer_pending():
@@ -210,18 +209,11 @@ class Chat:
             self.keep_draft(text)
             return True
         try:  # once the session is made: reading a file loads what the tools need
-            text, files, unknown = attach(text, self.workspace)
+            text = outgoing(self.console, text, self.workspace, self.shell_runs)
         except UsageError as exc:
             self.error(exc)
             return True
-        for found in files:
-            cut = f", cut to its first {MAX_BYTES:,}" if found.cut else ""
-            self.console.print(styled((f"attached {found.rel} ({found.size:,} bytes{cut})", "dim")))
-        for note in unknown:  # `@word: why`
-            self.console.print(styled((f"{note}: nothing attached (sent as typed)", "yellow")))
-        if self.shell_runs:
-            text += "\n\n" + "\n\n".join(ran.for_model() for ran in self.shell_runs)
-            self.shell_runs = []
+        self.shell_runs = []
         if self.left_waiting() and (waiting := self.session.pending()) is not None:
             count = len(waiting.action_requests)
             said = f"{count} waiting call{'s' * (count != 1)} rejected, your message as feedback"
