@@ -151,7 +151,7 @@ def diff(
     # a terminal sees every byte marked, but for the tabs and blanks that are the diff's
     # layout (ui/diff_text.py), coloured as the review colours a diff (none with NO_COLOR)
     from agentcli.ui import make_console
-    from agentcli.ui.event_renderer import highlighted
+    from agentcli.ui.call_panel import highlighted
 
     console = make_console()
     for number, text in diffs:

@@ -2,7 +2,7 @@
 whole of a tool result the chat folded (`/show N`).
 
 The text is the review panel itself (or the result), rendered whole
-(agentcli/ui/event_renderer.py: every unsafe character a mark), so nothing in it can
+(agentcli/ui/call_panel.py: every unsafe character a mark), so nothing in it can
 drive the terminal through the pager either. It
 carries colour (SGR codes of agentcli's own, nothing else) only for `less -R`, the one
 pager known to show them as colour; any other pager gets plain text.
@@ -25,8 +25,8 @@ from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from agentcli.events import ToolResult
+from agentcli.ui.call_panel import call_panel
 from agentcli.ui.call_preview import preview
-from agentcli.ui.event_renderer import call_panel
 from agentcli.ui.outcome_mark import outcome_mark, outcome_style
 from agentcli.ui.safe_text import safe_line, styled
 

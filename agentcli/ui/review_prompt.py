@@ -17,8 +17,8 @@ from agentcli.decisions import Decide, Decision
 from agentcli.events import ReviewRequest
 from agentcli.ui.always_rule import AlwaysScope, ask_scope
 from agentcli.ui.argument_edit import Checker, edit_arguments, same_json
+from agentcli.ui.call_panel import call_panel
 from agentcli.ui.call_preview import preview
-from agentcli.ui.event_renderer import call_panel
 from agentcli.ui.pager import page
 from agentcli.ui.review_keys import QUIT, REDRAW, HeldChoice, read_choice
 from agentcli.ui.safe_text import styled

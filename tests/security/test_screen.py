@@ -290,8 +290,8 @@ def test_json_output_is_always_valid_and_exact(value: object) -> None:
 def test_the_panel_renders_no_raw_control(payload: str) -> None:
     from rich.console import Console
 
+    from agentcli.ui.call_panel import call_panel
     from agentcli.ui.call_preview import Preview
-    from agentcli.ui.event_renderer import call_panel
 
     for colour in ("truecolor", None):
         console = Console(width=60, color_system=colour, force_terminal=True, record=False)
@@ -433,8 +433,8 @@ PAYLOADS_BREAKS = ["\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85",
 
 
 def panel_lines(tmp_path, content: str, old: str | None = None) -> list[str]:
+    from agentcli.ui.call_panel import highlighted
     from agentcli.ui.call_preview import preview
-    from agentcli.ui.event_renderer import highlighted
 
     target = tmp_path / "run.sh"
     if old is None:
@@ -910,8 +910,8 @@ def test_a_wide_character_or_a_mark_counts_its_cells() -> None:
 def test_the_command_under_review_keeps_its_tabs_and_blanks_as_marks() -> None:
     from rich.console import Console
 
+    from agentcli.ui.call_panel import call_panel
     from agentcli.ui.call_preview import Preview
-    from agentcli.ui.event_renderer import call_panel
 
     console = Console(width=60, color_system=None, force_terminal=True)
     with console.capture() as captured:
