@@ -5,13 +5,12 @@ by side in one step, each group after the one before it (the agent node sends th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
-    AIMessageChunk,
     BaseMessage,
     HumanMessage,
 )
@@ -22,12 +21,11 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from agentcli.agent.agents_md import prompt_section
+from agentcli.agent.answer_streaming import ask
 from agentcli.agent.context.compaction import outgoing
 from agentcli.agent.context.fit import ContextFit, notice
 from agentcli.agent.executor import collect, start_turn
-from agentcli.agent.model.answer_stream import Accumulator
 from agentcli.agent.model.call_ids import with_call_ids
-from agentcli.agent.model.call_progress import Progress
 from agentcli.agent.model.cut_off_answers import cut_off_reason, without_calls
 from agentcli.agent.model.empty_answers import unless_empty
 from agentcli.agent.model.retries import Retries, answer
@@ -43,8 +41,6 @@ from agentcli.agent.review.dismissed_calls import reconcile
 from agentcli.agent.review.node import make_review_nodes
 from agentcli.agent.state import AgentState, RunContext
 from agentcli.agent.text_calls.prompt import as_text
-from agentcli.agent.text_calls.recovery import with_text_calls
-from agentcli.agent.text_calls.stream import HeldBack
 from agentcli.agent.tools_node import make_tools_node
 from agentcli.agent.untrusted_text_fence import fence
 from agentcli.audit.chain import chaining
@@ -52,7 +48,7 @@ from agentcli.errors import Interrupted
 from agentcli.hooks.decision_notes import STREAM_KEY
 from agentcli.hooks.turn_events import stopping
 from agentcli.threads.langgraph_internals import step_checkpoint
-from agentcli.threads.stopped_answer import INTERRUPTED, was_stopped
+from agentcli.threads.stopped_answer import was_stopped
 from agentcli.threads.store_key import key_of
 
 STOP_HOOK = "agentcli_stop_hook"  # marks the message a Stop hook sent the model
@@ -106,79 +102,6 @@ def system_prompt(ctx: RunContext) -> str:
     if project := prompt_section(ctx.workspace):  # AGENTS.md, read at each call
         prompt += "\n\n" + project
     return prompt
-
-
-def ask(
-    chat: Any,
-    messages: list[BaseMessage],
-    write: Callable[[Any], None],
-    ctx: RunContext,
-    offered: Collection[str] = (),
-) -> BaseMessage:
-    """The model's answer; its text goes out token by token as custom stream parts
-    (`{"token": ...}`). Not LangGraph's "messages" mode: that one scans the whole history
-    at every node of every step, which made a long thread's turns slower.
-
-    The chunks are gathered by an Accumulator, not added up: adding chunks costs the size of
-    the answer so far at every chunk (time in the square of the answer's size). While tool
-    calls stream (or text held back as a call written as text), how far they have come
-    goes out as `{"call_progress": ...}` parts (model/call_progress.py): a big call is
-    seconds of arguments with no text to show.
-
-    With `offered` tool names, calls the model wrote as text are recovered (text_calls/):
-    text from where one may start is held back, and once the answer is complete the rest
-    of the saved text goes out, so the tokens add up to the answer as saved."""
-    whole = Accumulator()
-    answer: BaseMessage | None = None  # what a model that does not stream yields: all of it
-    shown = False  # some text went out
-    held = HeldBack(offered) if offered else None
-    progress = Progress(lambda report: write({"call_progress": report}))
-    try:
-        for chunk in chat.stream(messages):
-            if ctx.cancel is not None and ctx.cancel.is_set():  # Ctrl-C while it answered
-                return _stopped(whole, shown)
-            if text := chunk.text:
-                out = held.feed(text) if held is not None else text
-                if out:
-                    write({"token": out})
-                    shown = True
-                elif held is not None and held.held:  # a call written as text, held back
-                    progress.add([{"index": "text", "args": text}])
-            if isinstance(chunk, AIMessageChunk):
-                whole.add(chunk)
-                if chunk.tool_call_chunks:
-                    progress.add(chunk.tool_call_chunks)
-            else:
-                answer = chunk
-    except Exception:
-        if ctx.cancel is not None and ctx.cancel.is_set() and shown:
-            return _stopped(whole, shown)  # the stream broke after the person stopped it
-        raise
-    if ctx.cancel is not None and ctx.cancel.is_set():
-        return _stopped(whole, shown)
-    if answer is None:
-        answer = whole.message() if whole.chunks else AIMessage("")
-    if held is not None:
-        answer = with_text_calls(answer, offered)
-        if rest := held.rest(answer.text):
-            write({"token": rest})
-    return answer
-
-
-def _stopped(whole: Accumulator, shown: bool) -> AIMessage:
-    """The answer the person stopped with Ctrl-C: its text so far, marked as interrupted.
-    Tool calls in it are dropped (half-streamed, never reviewed): no call waits for a
-    result. With no text out yet there is nothing to keep: the run stops."""
-    if not shown:
-        raise Interrupted("interrupted: the answer was dropped")
-    partial = whole.message()
-    metadata = {**partial.response_metadata, INTERRUPTED: True}
-    return AIMessage(
-        content=partial.text,
-        id=partial.id,
-        response_metadata=metadata,
-        additional_kwargs={INTERRUPTED: True},
-    )
 
 
 def build_graph(

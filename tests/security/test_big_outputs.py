@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, message_chunk_to_
 
 import agentcli.agent.model.answer_stream
 import agentcli.ui.call_preview
-from agentcli.agent.agent_graph import ask
+from agentcli.agent.answer_streaming import ask
 from agentcli.agent.model.answer_stream import REPAIR_LIMIT, Accumulator
 from agentcli.agent.state import RunContext
 from agentcli.ui.call_preview import preview

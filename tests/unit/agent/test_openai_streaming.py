@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_openai import ChatOpenAI
 
 import agentcli.agent.model.openai_streaming as openai_streaming
-from agentcli.agent.agent_graph import ask
+from agentcli.agent.answer_streaming import ask
 from agentcli.agent.model.answer_stream import Accumulator
 from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.openai_streaming import StreamingChatOpenAI, _Joiner
