@@ -6,7 +6,6 @@ named to the model instead of "unknown tool"."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import sys
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ from tests.helpers import FAULTY_MCP_SERVER as SERVER
 from tests.helpers.mcp_http import served
 from tests.helpers.scripted_server import text, tool_calls
 from tests.helpers.terminal import PROMPT, leave
-from tests.helpers.waiting import until
+from tests.helpers.waiting import running, until
 
 
 @contextmanager
@@ -44,17 +43,6 @@ def _nothing() -> Iterator[tuple[str, Any]]:
 
 def _stdio() -> str:
     return f"command = {json.dumps(sys.executable)}\nargs = [{json.dumps(SERVER)}]"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return (
-        Path(f"/proc/{pid}").exists()
-        and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
-    )
 
 
 def _tool_message(agent: Agent, request: int) -> str:
@@ -84,7 +72,7 @@ def test_a_call_to_a_server_that_never_answers_ends_at_its_timeout(
         told = _ran(agent, "hang", started)
     assert told == f"Error: MCP server 'f': no answer within {limit} s: the call was stopped"
     if transport == "stdio":  # the server is stopped with the call
-        until(lambda: not _alive(int(started.read_text())), what="the hung server is gone")
+        until(lambda: not running(int(started.read_text())), what="the hung server is gone")
 
 
 @pytest.mark.parametrize(
@@ -131,7 +119,7 @@ def test_ctrl_c_in_the_chat_stops_a_hanging_call(agent: Agent, transport: str) -
         child.expect(PROMPT)
         assert child.isalive()
         if transport == "stdio":
-            until(lambda: not _alive(int(started.read_text())), what="the hung server is gone")
+            until(lambda: not running(int(started.read_text())), what="the hung server is gone")
         agent.server.push(text("Second answer."))
         child.sendline("and now?")
         child.expect("Second answer.")

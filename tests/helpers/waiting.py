@@ -16,6 +16,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pexpect
@@ -96,3 +97,14 @@ def _status(process: subprocess.Popen[Any] | pexpect.spawn) -> str:
     if isinstance(process, pexpect.spawn):
         return f"status {process.exitstatus}, signal {process.signalstatus}"
     return f"status {process.returncode}"
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` is running: it exists and is not a zombie (which answers signal 0
+    until its parent reaps it). One read of /proc/PID/stat, so a process that ends meanwhile
+    reads as not running rather than failing the read."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")

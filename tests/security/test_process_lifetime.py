@@ -21,7 +21,7 @@ from agentcli_tools.process_tree import start_time
 
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.scripted_server import text, tool_calls
-from tests.helpers.waiting import until
+from tests.helpers.waiting import running, until
 
 # (name, command template): {f} is the file the escaped process would write, {m} a marker.
 # An escaped process waits far longer than any test (LATER) before it writes: so it is still
@@ -178,10 +178,6 @@ def _parent(pid: int) -> int:
     return int(_stat(pid)[1])
 
 
-def _alive(pid: int) -> bool:  # a zombie is not (its parent, stopped, does not reap it)
-    return _stat(pid)[0] not in ("Z", "X")
-
-
 def _survive(process: subprocess.Popen[bytes], supervisors: tuple[int, int]) -> None:
     """Kill agentcli while its supervisors cannot act (stopped): as if they outlived it."""
     for pid in reversed(supervisors):
@@ -208,7 +204,7 @@ def test_a_resume_ends_a_first_run_still_alive_before_offering_it(agent: Agent) 
         (pending,) = json.loads(again.stdout)["pending"]
         assert pending["rerun"] == "started"
         # offered only once the first run and all it started are gone
-        assert _marked(marker) == [] and not _alive(supervisors[0])
+        assert _marked(marker) == [] and not running(supervisors[0])
         assert (agent.workspace / "ran.log").read_text() == "x\n"
         (agent.workspace / "go").touch()
         agent.server.push(text("ran again"))

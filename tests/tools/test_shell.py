@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 from agentcli_tools.shell import shell
 
-from tests.helpers.waiting import ends, until
+from tests.helpers.waiting import ends, running, until
 
 if TYPE_CHECKING:
     from tests.helpers.tooling import ToolEnv
@@ -16,17 +16,7 @@ if TYPE_CHECKING:
 
 def gone(pid: int) -> bool:
     """Until process ``pid`` is over (the commands here sleep far longer than the wait)."""
-    return until(lambda: not alive(pid), what=f"process {pid} was stopped")
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers signal 0 until it is reaped; it is no longer running.
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().split(") ")[1][0] != "Z"
+    return until(lambda: not running(pid), what=f"process {pid} was stopped")
 
 
 def test_output_exit_code_and_workspace(tool_env: ToolEnv) -> None:
