@@ -58,15 +58,25 @@ class Starting:
     # drawn (Python runs one thread at a time: the two would share the CPU)
     waiting: threading.Event = field(default_factory=threading.Event)
     leaving: threading.Event = field(default_factory=threading.Event)  # settle() was called
-    thread: threading.Thread | None = None
+    thread: threading.Thread | None = None  # the one that runs `work`, once it has begun
+    claim: threading.Lock = field(default_factory=threading.Lock)
 
     def begin(self) -> None:
         """Start making the session, in a daemon thread (the chat calls this once its
-        prompt is drawn, so the two do not share the start-up's CPU)."""
-        work, self.work = self.work, None
-        if work is not None:
-            self.thread = threading.Thread(target=work, name="agentcli-prepare", daemon=True)
-            self.thread.start()
+        prompt is drawn, so the two do not share the start-up's CPU). Ctrl-C can stop the
+        main thread anywhere in here; so `work` is taken by the thread that runs it, never
+        by the caller, and a call after one that was stopped starts it again (a thread
+        started twice finds it taken, and ends)."""
+        if self.thread is None and self.work is not None:
+            threading.Thread(target=self._run, name="agentcli-prepare", daemon=True).start()
+
+    def _run(self) -> None:
+        with self.claim:
+            work, self.work = self.work, None
+            if work is None or self.leaving.is_set():
+                return
+            self.thread = threading.current_thread()
+        work()
 
     def settle(self) -> None:
         """Let the session being made finish before the chat leaves (and make no model
@@ -75,12 +85,14 @@ class Starting:
         validators) aborts the process ("FATAL: exception not rethrown", SIGABRT)."""
         self.leaving.set()
         self.waiting.set()
-        if self.thread is None:
+        with self.claim:  # from here on no thread takes the work: the one that has is known
+            thread = self.thread
+        if thread is None:
             return
-        self.thread.join(timeout=SETTLE_QUIETLY_S)
-        if self.thread.is_alive():  # a database or server that is slow to answer, say
+        thread.join(timeout=SETTLE_QUIETLY_S)
+        if thread.is_alive():  # a database or server that is slow to answer, say
             warn("finishing agentcli's start-up before leaving (Ctrl-C leaves at once)")
-            self.thread.join()
+            thread.join()
 
     def session(self) -> ThreadSession:
         """The session; waits for it, and raises what stopped it being made."""
