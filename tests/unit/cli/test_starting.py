@@ -6,6 +6,7 @@ being started (tests/e2e/test_chat_start.py, under load)."""
 from __future__ import annotations
 
 import threading
+
 import pytest
 
 from agentcli.cli.early_prompt import Starting
