@@ -81,6 +81,25 @@ class Agent:
         return child
 
 
+def slow_start(agent: Agent) -> tuple[Path, Path]:
+    """A config whose tools module loads only once the returned file exists (a minute at
+    most): a chat's or resume's session is being made until then (what it draws before
+    the session, and the keys pressed meanwhile, can be tested without a race)."""
+    slow = agent.workspace / "slow_tools.py"
+    go = agent.workspace / "go"
+    slow.write_text(
+        "import pathlib, time\n"
+        "for _ in range(1200):\n"
+        f"    if pathlib.Path({str(go)!r}).exists():\n"
+        "        break\n"
+        "    time.sleep(0.05)\n"
+        "TOOLS = []\n"
+    )
+    config = agent.workspace / "config.toml"
+    config.write_text(f"[tools]\nmodules = ['{slow}']\n")
+    return config, go
+
+
 @pytest.fixture
 def server() -> Iterator[ScriptedServer]:
     with ScriptedServer() as scripted:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pexpect
 
-from tests.e2e.conftest import Agent
+from tests.e2e.conftest import Agent, slow_start
 from tests.helpers.scripted_server import text, tool_calls
 from tests.helpers.terminal import CHOICE, PROMPT, leave
 
@@ -62,24 +60,6 @@ def test_calls_the_index_did_not_know_of_are_shown_before_the_message(agent: Age
     leave(child)
     assert (agent.workspace / "a.txt").read_text() == "x\n"
     assert agent.server.requests[-1]["messages"][-1]["content"] == "hello"
-
-
-def slow_start(agent: Agent) -> tuple[Path, Path]:
-    """A config whose tools module loads only once the returned file exists (a minute at
-    most): the chat's session is being made until then."""
-    slow = agent.workspace / "slow_tools.py"
-    go = agent.workspace / "go"
-    slow.write_text(
-        "import pathlib, time\n"
-        "for _ in range(1200):\n"
-        f"    if pathlib.Path({str(go)!r}).exists():\n"
-        "        break\n"
-        "    time.sleep(0.05)\n"
-        "TOOLS = []\n"
-    )
-    config = agent.workspace / "config.toml"
-    config.write_text(f"[tools]\nmodules = ['{slow}']\n")
-    return config, go
 
 
 def test_ctrl_c_while_the_session_is_made_returns_to_the_prompt(agent: Agent) -> None:

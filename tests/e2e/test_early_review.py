@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pexpect
 
-from tests.e2e.conftest import AGENTCLI, Agent
+from tests.e2e.conftest import AGENTCLI, Agent, slow_start
 from tests.helpers.scripted_server import text, tool_calls
 from tests.helpers.terminal import CHOICE, ended, leave
 
@@ -101,10 +101,12 @@ def test_a_key_pressed_at_once_decides_the_call(agent: Agent) -> None:
 def test_a_forged_preview_is_drawn_but_its_key_is_never_used(agent: Agent) -> None:
     thread = parked(agent, "evil\n")
     forge(agent, thread, "harmless\n")
-    child = agent.spawn("resume", thread)
+    config, go = slow_start(agent)
+    child = agent.spawn("resume", "--config", str(config), thread)
     child.expect(r"\+harmless")
     child.expect(CHOICE)
     child.send("a")  # approves what was drawn: not what waits
+    go.touch()  # the session is made once the key waits, unread: it is not held
     child.expect_exact(NOT_HELD)
     child.expect(r"\+evil")  # the call as it waits, drawn again
     child.expect(CHOICE)
@@ -242,10 +244,12 @@ def test_a_forged_second_call_drops_the_key_held_at_the_first(agent: Agent) -> N
         store.keep_preview(thread, json.dumps(preview))
     finally:
         store.close()
-    child = agent.spawn("resume", thread)
+    config, go = slow_start(agent)
+    child = agent.spawn("resume", "--config", str(config), thread)
     child.expect(r"\(1/2\)")
     child.expect(CHOICE)
     child.send("a")  # held at a panel whose review's second call is forged
+    go.touch()
     child.expect_exact(NOT_HELD)
     child.expect(r"\(1/2\)")
     child.expect(CHOICE)
