@@ -222,6 +222,9 @@ def _props(n_ctx: int) -> dict:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # as uvicorn, Go's net/http and Ollama do: a response's head and body (each a write of
+    # their own) go out at once, not 40 ms apart (Nagle's algorithm, the client's delayed ACK)
+    disable_nagle_algorithm = True
     server: Any  # ThreadingHTTPServer with a .scripted attribute
 
     def log_message(self, format: str, *args: Any) -> None:  # no request logging
