@@ -87,12 +87,9 @@ cpu_used = 0.0  # by the commands started warm, which getrusage(RUSAGE_CHILDREN)
 def warm_run(
     argv: list[str], *, env: dict[str, str], cwd: Path, stdin: str, timeout: float
 ) -> subprocess.CompletedProcess[str]:
-    global _server
-    if not os.environ.get("AGENTCLI_TESTS_COLD"):
-        if _server is None:
-            _server = _Server(dict(os.environ))
-        if _server.same_start(env):
-            return _run(_server.path, argv, env, cwd, stdin, timeout)
+    if warm_allowed(env):
+        assert _server is not None
+        return _run(_server.path, argv, env, cwd, stdin, timeout)
     return subprocess.run(
         argv, input=stdin, capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout
     )
@@ -333,13 +330,7 @@ def _text(data: bytearray) -> str:
 def warm_spawn(argv: list[str], *, env: dict[str, str], cwd: Path, **options: Any) -> pexpect.spawn:
     """pexpect.spawn(argv[0], argv[1:], env=env, cwd=cwd, **options), started warm when
     warm_run would start it warm: on a terminal of its own, the leader of its session."""
-    global _server
-    kind = pexpect.spawn
-    if not os.environ.get("AGENTCLI_TESTS_COLD"):
-        if _server is None:
-            _server = _Server(dict(os.environ))
-        if _server.same_start(env):
-            kind = _WarmSpawn
+    kind = _WarmSpawn if warm_allowed(env) else pexpect.spawn
     return kind(argv[0], argv[1:], env=env, cwd=str(cwd), **options)
 
 

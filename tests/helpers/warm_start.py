@@ -83,6 +83,10 @@ PRELOAD = (
     "langchain_core.tracers.stdout",
     "langchain_core.messages.block_translators.langchain_v0",
     "typer._click.decorators",
+    # a run with MCP servers configured: the SDK's client, a quarter of a second a run
+    "agentcli.agent.toolset.mcp.servers",
+    "mcp",
+    "mcp.client.stdio",
 )
 HEADER = struct.Struct("!I")
 
