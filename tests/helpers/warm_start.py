@@ -31,6 +31,7 @@ imports: it must not import the tests' packages into what agentcli sees.
 from __future__ import annotations
 
 import array
+import contextlib
 import fcntl
 import gc
 import io
@@ -150,43 +151,47 @@ def reopen_stdio() -> None:
         setattr(sys, f"__{name}__", new)
 
 
-def serve_one(conn: socket.socket, listener: socket.socket) -> dict | None:
-    """In the process forked for one connection: fork the command, report its pid, wait for
-    it and report its wait status and the CPU it (and what it waited for) used. Returns the
-    request in the command's process only; this process never returns into the loop."""
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    try:
-        request, fds = receive(conn)
-        pid = os.fork()
-    except BaseException:
-        os._exit(1)
-    if pid == 0:
-        become(request, fds, conn, listener)
-        return request
-    try:
-        for fd in fds:
-            os.close(fd)
-        conn.sendall(b"%d\n" % pid)
-        _, status, usage = os.wait4(pid, 0)
-        conn.sendall(b"%d %.3f\n" % (status, usage.ru_utime + usage.ru_stime))
-    finally:
-        os._exit(0)
-
-
 def serve(path: str, read: list[str]) -> dict | None:
+    """Serve requests until the worker ends. Each gets a child forked from this process,
+    which returns here with its request and becomes the command; the client is told its pid,
+    then, once this process has reaped it, its wait status and the CPU it (and what it
+    waited for) used."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the per-connection processes reap themselves
     print(json.dumps({"serving": path, "read at import": read}), flush=True)
+    running: dict[int, tuple[int, socket.socket]] = {}  # a pidfd: its command's pid, client
     while True:
-        ready, _, _ = select.select([listener, sys.stdin], [], [])
+        ready, _, _ = select.select([listener, sys.stdin, *running], [], [])
         if sys.stdin in ready:  # the worker closed its end: it has ended
             return None
+        for ended in [fd for fd in ready if fd in running]:
+            pid, conn = running.pop(ended)
+            os.close(ended)
+            _, status, usage = os.wait4(pid, 0)
+            with contextlib.suppress(OSError):  # the client gave up on it
+                conn.sendall(b"%d %.3f\n" % (status, usage.ru_utime + usage.ru_stime))
+            conn.close()
+        if listener not in ready:
+            continue
         conn, _ = listener.accept()
-        if os.fork() == 0:
-            return serve_one(conn, listener)
-        conn.close()
+        try:
+            request, fds = receive(conn)
+        except (OSError, EOFError, ValueError):
+            conn.close()
+            continue
+        pid = os.fork()
+        if pid == 0:
+            for ended, (_, other) in running.items():
+                os.close(ended)
+                other.close()
+            become(request, fds, conn, listener)
+            return request
+        for fd in fds:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            conn.sendall(b"%d\n" % pid)
+        running[os.pidfd_open(pid)] = (pid, conn)
 
 
 class ReadsRecorded(os._Environ):
