@@ -91,3 +91,10 @@ def new_thread_id() -> str:
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def stamp() -> str:
+    """A thread's created_at or updated_at: to the millisecond, so that `--last` and
+    `resume` with no id find the thread updated last among those updated within a second
+    (ties go to the one indexed last)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")

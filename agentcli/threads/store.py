@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentcli.errors import AgentcliError, ConfigError
-from agentcli.thread_rows import ThreadRow, ThreadStatus, now, storable
+from agentcli.thread_rows import ThreadRow, ThreadStatus, now, stamp, storable
 from agentcli.threads.audit_anchors import AuditAnchors
 from agentcli.threads.call_journal import JournalTables
 from agentcli.threads.locks import ThreadLocks
@@ -105,9 +105,9 @@ class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies
     ) -> ThreadRow:
         """The thread's index row; a row `claim` made for it (no message yet) is taken over."""
         title, workspace = storable(title), storable(workspace)
-        stamp = now()
+        at = stamp()
         row = ThreadRow(
-            thread_id, title, ThreadStatus.IDLE, stamp, stamp, workspace, model, base_url=base_url
+            thread_id, title, ThreadStatus.IDLE, at, at, workspace, model, base_url=base_url
         )
         self._execute(
             "INSERT INTO agentcli_threads (thread_id, title, status, created_at, updated_at,"
@@ -115,7 +115,7 @@ class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies
             " (thread_id) DO UPDATE SET title = excluded.title, workspace = excluded.workspace,"
             " model = excluded.model, base_url = excluded.base_url, updated_at ="
             " excluded.updated_at WHERE agentcli_threads.turns = 0",
-            (thread_id, title, row.status, stamp, stamp, workspace, model, base_url),
+            (thread_id, title, row.status, at, at, workspace, model, base_url),
         )
         return row
 
@@ -126,11 +126,11 @@ class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies
         before that removes it (`unclaim`), and one that dies is cleared by the next
         `threads list` (session/stale_threads.py)."""
         self.hold(thread_id)
-        stamp = now()
+        at = stamp()
         self._execute(
             "INSERT INTO agentcli_threads (thread_id, title, status, created_at, updated_at,"
             " workspace, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (thread_id, STARTING, ThreadStatus.RUNNING, stamp, stamp, storable(workspace), model),
+            (thread_id, STARTING, ThreadStatus.RUNNING, at, at, storable(workspace), model),
         )
 
     def unclaim(self, thread_id: str) -> None:
@@ -145,7 +145,7 @@ class Store(ThreadLocks, JournalTables, AuditAnchors, ThreadLookup, ThreadCopies
         """Set the row's `fields`. A new status drops the thread's review preview: whatever
         the thread waits on now, the preview was made for before."""
         fields = {k: storable(v) if isinstance(v, str) else v for k, v in fields.items()}
-        fields["updated_at"] = now()
+        fields["updated_at"] = stamp()
         assignments = ", ".join(f"{name} = ?" for name in fields)
         self._execute(
             f"UPDATE agentcli_threads SET {assignments} WHERE thread_id = ?",

@@ -170,3 +170,24 @@ def test_a_refused_connection_names_host_and_database_never_the_password() -> No
     message = str(error.value)
     assert message.startswith(f"cannot connect to PostgreSQL at 127.0.0.1:{port}/agents: ")
     assert "s3cret" not in message and "\n" not in message
+
+
+@pytest.mark.backends
+def test_the_thread_updated_last_within_a_second_is_the_latest(
+    database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--last` and `resume` with no id: of threads updated within one second, the one
+    updated last (the index kept the second alone, and ties went to the one created last)."""
+    moments = iter(f"2026-11-28T12:00:00.{ms:03d}+00:00" for ms in (100, 200, 300, 400))
+    monkeypatch.setattr("agentcli.threads.store.stamp", lambda: next(moments))
+    store = open_store(Settings(db=database))
+    try:
+        store.create("older", "one", "/w", "m")
+        store.create("newer", "two", "/w", "m")
+        store.update("older", status="idle")  # a turn on the first thread, in that second
+        assert store.latest("/w").thread_id == "older"
+        assert [row.thread_id for row in store.recent()] == ["older", "newer"]
+        store.update("newer", status="idle")
+        assert store.latest("/w").thread_id == "newer"
+    finally:
+        store.close()
