@@ -1,33 +1,48 @@
-"""A process and everything below it, read from /proc: when it started (to tell a reused pid),
-and ending a whole tree that an earlier agentcli process left running."""
+"""A process and everything below it, read from /proc: its children and descendants, when it
+started (to tell a reused pid), and ending a whole tree that an earlier agentcli process left
+running.
+
+Quick to import, like tools/confine.py: tools/supervise.py loads this file by its path into
+a supervisor started with ``python -S -I``, so it imports nothing the supervisor does not
+(not even `signal`, whose wrapper imports enum: `_signal` is the C module)."""
 
 from __future__ import annotations
 
-import contextlib
+import _signal as signal
 import os
-import signal
 import time
-from pathlib import Path
 
 
 def start_time(pid: int) -> str | None:
     """When process ``pid`` started (field 22 of /proc/<pid>/stat), None if it is gone."""
+    stat = _stat(pid)
+    return None if stat is None else stat[19]
+
+
+def children(pid: int) -> list[int]:
+    """The live children of ``pid``, read from /proc/PID/task/TID/children."""
+    found: list[int] = []
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[19]
+        return found
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as file:
+                found += [int(c) for c in file.read().split()]
+        except (OSError, ValueError):
+            continue
+    return found
 
 
-def _tree(root: int) -> list[int]:
-    found, todo = [root], [root]
+def descendants(root: int) -> list[int]:
+    """Every live process below ``root``."""
+    found: list[int] = []
+    todo = [root]
     while todo:
-        pid = todo.pop()
-        for task in Path(f"/proc/{pid}/task").glob("*"):
-            with contextlib.suppress(OSError, ValueError):
-                below = [int(c) for c in (task / "children").read_text().split()]
-                found += below
-                todo += below
+        below = children(todo.pop())
+        found += below
+        todo += below
     return found
 
 
@@ -40,14 +55,12 @@ def end_tree(pid: int, started: str, wait: float = 5.0) -> bool:
         return True
     try:
         seen: set[int] = set()
-        while new := set(_tree(pid)) - seen:  # until the frozen tree no longer grows
+        while new := {pid, *descendants(pid)} - seen:  # until the frozen tree stops growing
             for each in new:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(each, signal.SIGSTOP)
+                _signal(each, signal.SIGSTOP)
             seen |= new
         for each in seen:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(each, signal.SIGKILL)
+            _signal(each, signal.SIGKILL)
     except PermissionError:
         return False
     deadline = time.monotonic() + wait
@@ -58,9 +71,22 @@ def end_tree(pid: int, started: str, wait: float = 5.0) -> bool:
     return False
 
 
-def _dead(pid: int) -> bool:
+def _signal(pid: int, signum: int) -> None:
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def _stat(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat's fields after the command's name (the state first), None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return file.read().rsplit(")", 1)[1].split()
     except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+        return None
+
+
+def _dead(pid: int) -> bool:
+    stat = _stat(pid)
+    return stat is None or stat[0] in ("Z", "X")

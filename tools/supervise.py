@@ -51,45 +51,20 @@ BWRAP_SETTLE = 0.2  # seconds
 libc = ctypes.CDLL(None, use_errno=True)
 
 
-def load_confine():  # type: ignore[no-untyped-def]
-    """tools/confine.py, next to this file (``-I`` leaves this folder off sys.path)."""
+def load(name: str):  # type: ignore[no-untyped-def]
+    """tools/NAME, next to this file (``-I`` leaves this folder off sys.path)."""
     import importlib.util
 
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "confine.py")
-    spec = importlib.util.spec_from_file_location("agentcli_confine", path)
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+    spec = importlib.util.spec_from_file_location(f"agentcli_{name[:-3]}", path)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
 
 
-confine = load_confine()
-
-
-def children(pid: int) -> list[int]:
-    """The live children of ``pid``, read from /proc/PID/task/TID/children."""
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as file:
-                found += [int(c) for c in file.read().split()]
-        except OSError:
-            continue
-    return found
-
-
-def descendants(root: int) -> list[int]:
-    """Every live process below ``root``."""
-    found: list[int] = []
-    todo = [root]
-    while todo:
-        below = children(todo.pop())
-        found += below
-        todo += below
-    return found
+confine = load("confine.py")
+process_tree = load("process_tree.py")
+children, descendants = process_tree.children, process_tree.descendants
 
 
 def reap(status: dict[int, int]) -> None:
@@ -138,11 +113,6 @@ def settle(wait: float) -> None:
         time.sleep(0.002)
 
 
-def start_time(pid: int) -> str:
-    with open(f"/proc/{pid}/stat") as file:
-        return file.read().rsplit(")", 1)[1].split()[19]  # field 22
-
-
 def program_path(name: str, path: str) -> str:
     """Where ``name`` is on ``path``, as execvp finds it (os.execvpe imports a module:
     too slow between fork and exec)."""
@@ -182,7 +152,7 @@ def take_call(control: socket.socket, taken: int) -> None:
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         return
     wake_read, stop = watch_signals()
-    me = f"{os.getpid()} {start_time(os.getpid())}"
+    me = f"{os.getpid()} {process_tree.start_time(os.getpid())}"
     room = socket.CMSG_SPACE(2 * array.array("i").itemsize)
     data, ancillary, _, _ = control.recvmsg(1, room, socket.MSG_CMSG_CLOEXEC)
     try:
