@@ -19,7 +19,8 @@ from langgraph_sdk.schema import Command
 
 from tests.e2e.conftest import AGENTCLI, Agent
 from tests.helpers.environment import isolated_env
-from tests.helpers.langgraph_dev import DevServer, free_port, serve
+from tests.helpers.langgraph_dev import DevServer, serve
+from tests.helpers.ports import reserved_port
 from tests.helpers.scripted_server import ScriptedServer, error, hang, text, tool_calls
 from tests.helpers.terminal import CHOICE, PROMPT, leave
 from tests.helpers.waiting import NeverHappened, until
@@ -209,7 +210,7 @@ def test_chat_server_reviews_in_the_terminal(dev: DevServer, cli: Agent) -> None
 
 
 def test_server_errors_are_one_line(cli: Agent) -> None:
-    down = cli.run("run", "--server", f"http://127.0.0.1:{free_port()}", "hi")
+    down = cli.run("run", "--server", f"http://127.0.0.1:{reserved_port()}", "hi")
     assert down.returncode == 1
     assert down.stderr.startswith("agentcli: error: cannot reach the LangGraph server at")
     assert down.stderr.count("\n") == 1

@@ -10,7 +10,6 @@ restarts it on the same data, as after a crash (`DevServer.kill`).
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ import httpx
 
 from tests.helpers import ROOT
 from tests.helpers.environment import isolated_env
+from tests.helpers.ports import reserved_port
 from tests.helpers.scripted_server import ScriptedServer
 from tests.helpers.waiting import NeverHappened, until
 
@@ -47,12 +47,6 @@ class NotStarted(RuntimeError):
     """langgraph dev exited, or did not answer in time; the message ends with its log."""
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def serve(base: Path, model: ScriptedServer | None = None) -> Iterator[DevServer]:
     """langgraph dev on `base`'s data (a restart if it ran there before); its own scripted
@@ -66,7 +60,7 @@ def serve(base: Path, model: ScriptedServer | None = None) -> Iterator[DevServer
         LANGGRAPH_CLI_NO_ANALYTICS="1",  # no telemetry: nothing leaves 127.0.0.1
         LANGSMITH_TRACING="false",
     )
-    port = free_port()
+    port = reserved_port()
     log = base / "langgraph-dev.log"
     with ExitStack() as stack:
         if model is None:

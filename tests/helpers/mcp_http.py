@@ -8,15 +8,14 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from tests.helpers.ports import reserved_port
 from tests.helpers.waiting import until
 
 
 @contextmanager
 def served(script: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """(its URL, its process) while `script --http PORT` runs; stopped afterwards."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = reserved_port()
     process = subprocess.Popen(
         [sys.executable, script, "--http", str(port)],
         stdout=subprocess.DEVNULL,

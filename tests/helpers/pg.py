@@ -11,11 +11,12 @@ import glob
 import itertools
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.helpers.ports import reserved_port
 
 SERVER_OPTIONS = (
     "-c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off"
@@ -31,17 +32,11 @@ def bin_dir() -> Path | None:
     return Path(found[-1]).parent if found else None
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @dataclass
 class Cluster:
     bin: Path
     root: Path
-    port: int = field(default_factory=free_port)
+    port: int = field(default_factory=reserved_port)
     user: str = "postgres"
     _names: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import urllib.error
 import urllib.request
@@ -31,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import Agent
+from tests.helpers.ports import reserved_port
 from tests.helpers.waiting import NeverHappened, until
 from tests.realmodel.proxy import Proxy
 
@@ -39,12 +39,6 @@ MAX_TOKENS = 64
 START_TIMEOUT = 180.0
 FORMATS = {"functions": ["--chat_format", "chatml-function-calling"], "template": []}
 LLAMA_SERVER = os.environ.get("LLAMA_SERVER") or shutil.which("llama-server")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def versions(python: str) -> str:
@@ -68,7 +62,7 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], 
     def start(kind: str) -> str:
         if kind in running:
             return running[kind][0]
-        port = _free_port()
+        port = reserved_port()
         log = tmp_path_factory.mktemp("llama") / f"{kind}.log"
         # one thread to generate, with OpenMP's threads sleeping while they wait: on a
         # 2-core machine shared with other work, llama.cpp's default (two threads spinning

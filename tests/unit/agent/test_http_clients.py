@@ -3,7 +3,6 @@ trusted certificates are loaded once, from where the OpenAI SDK would load them.
 
 from __future__ import annotations
 
-import socket
 import ssl
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from agentcli.agent.context.window import probe
 from agentcli.agent.model.chat_model import make_model
 from agentcli.agent.model.http_clients import tls_context, tls_for
 from agentcli.config import Settings
+from tests.helpers.ports import reserved_port
 
 
 @pytest.fixture
@@ -34,16 +34,10 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
     tls_context.cache_clear()
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_an_https_servers_clients_and_probe_load_the_certificates_once(
     loads: list[tuple[Any, ...]],
 ) -> None:
-    url = f"https://127.0.0.1:{closed_port()}/v1"
+    url = f"https://127.0.0.1:{reserved_port()}/v1"
     for model in ("a", "b"):
         chat: Any = make_model(Settings(base_url=url, model=model))
         assert chat.root_client._client.follow_redirects
@@ -57,7 +51,7 @@ def test_an_https_servers_clients_and_probe_load_the_certificates_once(
 def test_a_plain_http_server_needs_no_certificates_and_is_never_left(
     loads: list[tuple[Any, ...]],
 ) -> None:
-    url = f"HTTP://127.0.0.1:{closed_port()}/v1"  # the scheme in any case
+    url = f"HTTP://127.0.0.1:{reserved_port()}/v1"  # the scheme in any case
     chat: Any = make_model(Settings(base_url=url, model="m"))
     assert probe(url, "m") is None
     assert loads == []

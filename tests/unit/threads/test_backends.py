@@ -18,6 +18,7 @@ from agentcli.thread_rows import now
 from agentcli.threads.backends import open_store
 from agentcli.threads.sqlite_backend import SqliteStore
 from tests.helpers.fakes import call, say
+from tests.helpers.ports import reserved_port
 from tests.helpers.state_schemas import use_snapshot_every
 
 
@@ -161,9 +162,7 @@ def test_a_missing_postgres_extra_is_one_config_error(monkeypatch: pytest.Monkey
 
 
 def test_a_refused_connection_names_host_and_database_never_the_password() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = reserved_port()
     url = f"postgresql://ann:s3cret@127.0.0.1:{port}/agents"
     with pytest.raises(AgentcliError) as error:
         open_store(Settings(db=url))
