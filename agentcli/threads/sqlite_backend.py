@@ -7,6 +7,7 @@ import os
 import socket
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -163,5 +164,26 @@ def _connect(path: Path, autocommit: bool = False) -> sqlite3.Connection:
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
     if autocommit:  # statements commit at once; _transaction opens the longer ones
         conn.isolation_level = None
-    conn.execute("PRAGMA journal_mode=WAL")
+    _use_wal(conn)
     return conn
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, waiting for other connections as the busy timeout would. The switch
+    (once per database: it is kept in the file) upgrades the pragma's read lock to a write
+    lock, and SQLite never waits on an upgrade, since two could wait on each other: of the
+    processes opening a new database together, all but one would fail at once with
+    "database is locked". Once one has switched, the pragma changes nothing and takes no
+    write lock."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    pause = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
+            if not busy or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)

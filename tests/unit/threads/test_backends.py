@@ -125,6 +125,50 @@ def lock_row(store: SqliteStore, thread: str, pid: int, host: str, started: str 
     )
 
 
+# Eight processes, released at once, open one database none has made yet, round after round;
+# forked from a small process (a fork of a pytest worker costs 30 ms of CPU). Prints each
+# round's exit codes.
+OPEN_TOGETHER = """
+import os, sys
+from pathlib import Path
+from agentcli.threads.sqlite_backend import SqliteStore
+
+for round_ in range(20):
+    path = Path(sys.argv[1]) / str(round_) / "threads.db"
+    go, release = os.pipe()
+    children = []
+    for _ in range(8):
+        pid = os.fork()
+        if pid == 0:  # wait for the release (the parent closing its end), open, exit 0 or 1
+            code = 1
+            try:
+                os.close(release)
+                os.read(go, 1)
+                SqliteStore(path).close()
+                code = 0
+            finally:
+                os._exit(code)
+        children.append(pid)
+    os.close(go)
+    os.close(release)
+    print([os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children], flush=True)
+"""
+
+
+def test_processes_opening_a_new_sqlite_database_together_all_open_it(tmp_path) -> None:
+    """Switching a new database to WAL is a lock SQLite does not wait for: before agentcli
+    waited for it, about one round in three had a process fail with "database is locked"."""
+    done = subprocess.run(
+        [sys.executable, "-c", OPEN_TOGETHER, str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [str([0] * 8)] * 20
+    for round_ in range(20):
+        store = SqliteStore(tmp_path / str(round_) / "threads.db")
+        assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
 def test_a_stale_sqlite_lock_is_cleared(tmp_path) -> None:
     store = SqliteStore(tmp_path / "threads.db")
     host = socket.gethostname()
