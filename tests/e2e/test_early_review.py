@@ -14,6 +14,7 @@ from pathlib import Path
 import pexpect
 
 from tests.e2e.conftest import AGENTCLI, Agent, slow_start
+from tests.helpers.pty_spawn import Spawn
 from tests.helpers.scripted_server import text, tool_calls
 from tests.helpers.terminal import CHOICE, ended, leave
 
@@ -38,7 +39,7 @@ runpy.run_path({AGENTCLI!r}, run_name="__main__")
 def hooked_resume(agent: Agent, thread: str) -> pexpect.spawn:
     """`agentcli resume THREAD` under WITH_HOOK, on a 40x120 terminal: LOADING shows when
     LangChain or LangGraph starts loading."""
-    return pexpect.spawn(
+    return Spawn(
         sys.executable,
         ["-c", WITH_HOOK, "resume", thread],
         env=agent.env,

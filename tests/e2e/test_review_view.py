@@ -18,6 +18,7 @@ import pytest
 
 from agentcli.terminal_text import unmark
 from tests.e2e.conftest import AGENTCLI, Agent
+from tests.helpers.pty_spawn import Spawn
 from tests.helpers.scripted_server import text, tool_calls
 from tests.helpers.terminal import EDITED_CHOICE, leave
 
@@ -137,7 +138,7 @@ def test_the_narrow_panel_keeps_its_borders_and_diff_marks(agent: Agent) -> None
     agent.server.push(tool_calls(("write_file", {"path": "n.txt", "content": content})))
     rows, cols = 60, 40
     env = {**agent.env, "COLUMNS": str(cols), "LINES": str(rows)}
-    child = pexpect.spawn(
+    child = Spawn(
         AGENTCLI,
         ["chat", "write n.txt"],
         env=env,

@@ -14,6 +14,7 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import AGENTCLI, Agent
+from tests.helpers.pty_spawn import Spawn
 from tests.helpers.scripted_server import text, tool_calls
 from tests.helpers.terminal import CHOICE, PROMPT
 
@@ -114,7 +115,7 @@ def test_an_otel_endpoint_changes_nothing_for_the_quick_commands(tmp_path: Path)
 
 def _python(agent: Agent, *argv: str) -> pexpect.spawn:
     """Python with `argv` on a 40x120 terminal, in the agent's workspace and environment."""
-    return pexpect.spawn(
+    return Spawn(
         sys.executable,
         list(argv),
         env=agent.env,

@@ -33,6 +33,7 @@ from typing import Any
 import pexpect
 import ptyprocess
 
+from tests.helpers.pty_spawn import ReapedPty, Spawn
 from tests.helpers.waiting import WAIT_S
 from tests.helpers.warm_start import HEADER
 
@@ -330,7 +331,7 @@ def _text(data: bytearray) -> str:
 def warm_spawn(argv: list[str], *, env: dict[str, str], cwd: Path, **options: Any) -> pexpect.spawn:
     """pexpect.spawn(argv[0], argv[1:], env=env, cwd=cwd, **options), started warm when
     warm_run would start it warm: on a terminal of its own, the leader of its session."""
-    kind = _WarmSpawn if warm_allowed(env) else pexpect.spawn
+    kind = _WarmSpawn if warm_allowed(env) else Spawn
     return kind(argv[0], argv[1:], env=env, cwd=str(cwd), **options)
 
 
@@ -351,7 +352,7 @@ class _WarmSpawn(pexpect.spawn):
         return _WarmPty(conn, master)
 
 
-class _WarmPty(ptyprocess.PtyProcess):
+class _WarmPty(ReapedPty):
     """ptyprocess's view of a command the warm-start server started: this process is not
     its parent, so its wait status comes over the connection instead of from waitpid."""
 
@@ -398,17 +399,7 @@ class _WarmPty(ptyprocess.PtyProcess):
         self.isalive()
         return self.exitstatus
 
-    def terminate(self, force: bool = False) -> bool:
-        """As ptyprocess's, but after SIGKILL the status is waited for: it comes once the
-        server has reaped the command, which on a busy machine takes longer than the
-        0.1 s ptyprocess allows a process it reaps itself."""
-        if super().terminate(force):
-            return True
-        if not force:
-            return False
+    def wait_killed(self) -> None:
+        """The status of the killed command: it comes once the server has reaped it."""
         self.conn.settimeout(WAIT_S)
-        try:
-            self.wait()
-        except (OSError, ptyprocess.PtyProcessError):
-            return False
-        return True
+        self.wait()
