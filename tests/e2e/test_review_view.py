@@ -144,7 +144,7 @@ def test_the_narrow_panel_keeps_its_borders_and_diff_marks(agent: Agent) -> None
         env=env,
         cwd=str(agent.workspace),
         encoding="utf-8",
-        timeout=20,
+        timeout=120,  # what an expect allows: a cold start, far above an idle machine's 2 s
         dimensions=(rows, cols),
     )
     screen, stream = pyte.Screen(cols, rows), pyte.Stream()
